@@ -1,0 +1,63 @@
+import * as readline from 'node:readline';
+import { Command, Option } from 'commander';
+import { isValidId } from '../../contract/paths';
+import { newSessionId } from '../../store/session-id';
+import { openStore, repoOption, fail } from '../options';
+
+/** Largest input line accepted; a longer one gets an error line (memory files are capped far below). */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+export function registerExec(program: Command): void {
+  program
+    .command('exec')
+    .summary('execute memory tool_use blocks from stdin (JSON lines)')
+    .description(
+      'Read Messages API tool_use blocks for the memory tool, one JSON object per line, from stdin, and\n' +
+        'write exactly one JSON line per input line to stdout: the tool_result block to send back.\n' +
+        'A line that is not valid JSON or not a memory tool_use gets {"type":"error","error":"<why>"}\n' +
+        'and the stream goes on. Exits 0 when stdin ends.',
+    )
+    .addOption(repoOption())
+    .option('--session <id>', 'session id recorded on every commit (default: a new sess_… id, printed to stderr)')
+    .addOption(new Option('--create-mode <mode>', 'what create does to an existing file').choices(['overwrite', 'error']).default('overwrite'))
+    .addHelpText(
+      'after',
+      '\nExample:\n' +
+        `  echo '{"type":"tool_use","id":"toolu_01","name":"memory","input":{"command":"view","path":"/memories"}}' | memgit exec\n`,
+    )
+    .action(async (options: { repo?: string; session?: string; createMode: 'overwrite' | 'error' }) => {
+      const session = options.session ?? newSessionId();
+      if (!isValidId(session)) fail(`invalid --session ${JSON.stringify(session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
+      if (!options.session) process.stderr.write(`memgit: session ${session}\n`);
+      const store = await openStore(options.repo, { createMode: options.createMode });
+      const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+      for await (const line of lines) {
+        const output = await executeLine(store, line, session);
+        if (!process.stdout.write(`${JSON.stringify(output)}\n`)) {
+          await new Promise((resolve) => process.stdout.once('drain', resolve));
+        }
+      }
+      await store.close();
+    });
+}
+
+type Store = Awaited<ReturnType<typeof openStore>>;
+
+async function executeLine(store: Store, line: string, session: string): Promise<object> {
+  if (Buffer.byteLength(line) > MAX_LINE_BYTES) return lineError(`line longer than ${MAX_LINE_BYTES} bytes`);
+  let block: unknown;
+  try {
+    block = JSON.parse(line);
+  } catch (error) {
+    return lineError(`invalid JSON: ${(error as Error).message}`);
+  }
+  if (typeof block !== 'object' || block === null || Array.isArray(block)) return lineError('expected a JSON object');
+  const { type, name } = block as { type?: unknown; name?: unknown };
+  if (type !== 'tool_use') return lineError(`expected "type":"tool_use", got ${JSON.stringify(type) ?? 'nothing'}`);
+  if (name !== 'memory') return lineError(`expected the memory tool ("name":"memory"), got ${JSON.stringify(name) ?? 'nothing'}`);
+  return store.execute(block, { session });
+}
+
+function lineError(error: string): object {
+  return { type: 'error', error };
+}

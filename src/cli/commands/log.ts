@@ -1,0 +1,68 @@
+import { Command } from 'commander';
+import type { HistoryEntry } from '../../store/history-index';
+import { isMemoryFile } from '../../store/commit-diff';
+import { openStore, repoOption } from '../options';
+
+export function registerLog(program: Command): void {
+  program
+    .command('log')
+    .summary('list the commits of a store, newest first')
+    .description(
+      'List the store\'s commits, newest first: commit id, tool_use id (or the operator action), session,\n' +
+        'command, path(s) and time. --json prints one JSON object per line.',
+    )
+    .addOption(repoOption())
+    .option('--session <id>', 'only commits of this session')
+    .option('--path <path>', 'only commits that touched this /memories path or anything below it')
+    .option('-n, --max-count <n>', 'at most this many commits', (v) => parsePositive(v, '--max-count'))
+    .option('--json', 'one JSON object per line')
+    .action(async (options: { repo?: string; session?: string; path?: string; maxCount?: number; json?: boolean }) => {
+      const store = await openStore(options.repo);
+      let entries = options.session ? store.history.bySession(options.session) : [...store.history.all()];
+      if (options.path !== undefined) entries = entries.filter((e) => touchesPath(e, options.path!));
+      entries = entries.reverse();
+      if (options.maxCount) entries = entries.slice(0, options.maxCount);
+      const out: string[] = [];
+      for (const entry of entries) out.push(options.json ? JSON.stringify(toJson(entry)) : toLine(entry));
+      if (out.length) process.stdout.write(out.join('\n') + '\n');
+      else if (!options.json) process.stderr.write('memgit: no commits match\n');
+      await store.close();
+    });
+}
+
+function parsePositive(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer`);
+  return n;
+}
+
+/** Does the commit touch `virtualPath` or anything below it? */
+export function touchesPath(entry: HistoryEntry, virtualPath: string): boolean {
+  const prefix = virtualPath.replace(/\/+$/, '');
+  const under = (p: string | undefined) => p !== undefined && (p === prefix || p.startsWith(`${prefix}/`));
+  return under(entry.path) || under(entry.newPath) || entry.changes.some((c) => isMemoryFile(c.path) && under(`/${c.path}`));
+}
+
+export function toJson(entry: HistoryEntry) {
+  return {
+    commit: entry.commit,
+    tool_use_id: entry.toolUseId ?? null,
+    title: entry.title,
+    session: entry.session ?? null,
+    command: entry.command ?? null,
+    path: entry.path ?? null,
+    new_path: entry.newPath ?? null,
+    actor: entry.actor ?? null,
+    reverts: entry.reverts ?? [],
+    reason: entry.reason ?? null,
+    time: new Date(entry.time * 1000).toISOString(),
+  };
+}
+
+function toLine(entry: HistoryEntry): string {
+  const time = new Date(entry.time * 1000).toISOString().replace('.000Z', 'Z');
+  const what = entry.command
+    ? `${entry.command} ${entry.path ?? ''}${entry.newPath ? ` -> ${entry.newPath}` : ''}`
+    : entry.actor ? `${entry.actor}` : '(store)';
+  return [entry.commit.slice(0, 12), time, entry.session ?? '-', what, entry.toolUseId ?? entry.title].join('  ');
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { registerExec } from './commands/exec';
+import { registerLog } from './commands/log';
+import { registerShow } from './commands/show';
+import { MemgitError } from '../store/errors';
+
+const { version } = require('../../../package.json') as { version: string };
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('memgit')
+    .description(
+      'A git-backed, versioned memory store for Claude\'s memory tool (memory_20250818).\n' +
+        'Every change the agent makes to /memories is one git commit named by its tool_use id.',
+    )
+    .version(version)
+    .showHelpAfterError('(run with --help for usage)');
+  registerExec(program);
+  registerLog(program);
+  registerShow(program);
+  program.addHelpText(
+    'after',
+    '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +
+      'Run `memgit <command> --help` for the details of one command.',
+  );
+  return program;
+}
+
+async function main(): Promise<void> {
+  try {
+    await buildProgram().parseAsync(process.argv);
+  } catch (error) {
+    if (error instanceof MemgitError) {
+      process.stderr.write(`${error.message.startsWith('memgit:') ? '' : 'memgit: '}${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+if (require.main === module) void main();

@@ -1,0 +1,24 @@
+/** memgit's public API: `import { MemoryStore } from 'memgit'`. */
+export { MemoryStore, DEFAULT_AUTHOR, DEFAULT_MAX_FILE_BYTES } from './store/memory-store';
+export type {
+  Author,
+  StoreOptions,
+  MemoryToolUse,
+  ToolResult,
+  ExecuteContext,
+  ExecutionReport,
+} from './store/memory-store';
+export type { HistoryEntry } from './store/history-index';
+export type { CommitMeta } from './store/commit-message';
+export {
+  MemgitError,
+  InvalidToolUseError,
+  StoreClosedError,
+  CommitNotFoundError,
+  NotAStoreError,
+  StoreCorruptError,
+  LockTimeoutError,
+} from './store/errors';
+export { newSessionId } from './store/session-id';
+export { runCommand } from './contract';
+export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './contract/types';

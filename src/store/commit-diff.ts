@@ -1,0 +1,63 @@
+import { createTwoFilesPatch } from 'diff';
+import type { HistoryEntry } from './history-index';
+import { MEMORY_ROOT } from './git-reader';
+import type { ObjectStore } from './objects';
+import { KEEP_FILE } from './tree-draft';
+
+/** The memory files one commit changed, with their contents before and after (renames paired). */
+
+export interface FileDiff {
+  status: 'added' | 'deleted' | 'modified' | 'renamed';
+  /** Virtual paths (`/memories/...`); null on the side where the file does not exist. */
+  oldPath: string | null;
+  newPath: string | null;
+  oldOid: string | null;
+  newOid: string | null;
+}
+
+/** Memory files only: the `.keep` placeholders and repository files are storage details. */
+export function isMemoryFile(repoPath: string): boolean {
+  return repoPath.startsWith(`${MEMORY_ROOT}/`) && !repoPath.endsWith(`/${KEEP_FILE}`);
+}
+
+export function fileDiffs(entry: HistoryEntry): FileDiff[] {
+  const changes = entry.changes.filter((c) => isMemoryFile(c.path));
+  const added = changes.filter((c) => !c.oldOid && c.newOid);
+  const deleted = changes.filter((c) => c.oldOid && !c.newOid);
+  const diffs: FileDiff[] = [];
+  const pairedAdds = new Set<string>();
+  for (const gone of deleted) {
+    // A rename moves blobs unchanged: pair each removed file with an added one holding the same blob.
+    const twin = entry.command === 'rename' ? added.find((a) => a.newOid === gone.oldOid && !pairedAdds.has(a.path)) : undefined;
+    if (twin) {
+      pairedAdds.add(twin.path);
+      diffs.push({ status: 'renamed', oldPath: `/${gone.path}`, newPath: `/${twin.path}`, oldOid: gone.oldOid, newOid: twin.newOid });
+    } else {
+      diffs.push({ status: 'deleted', oldPath: `/${gone.path}`, newPath: null, oldOid: gone.oldOid, newOid: null });
+    }
+  }
+  for (const change of changes) {
+    if (change.oldOid && change.newOid) {
+      diffs.push({ status: 'modified', oldPath: `/${change.path}`, newPath: `/${change.path}`, oldOid: change.oldOid, newOid: change.newOid });
+    } else if (!change.oldOid && !pairedAdds.has(change.path)) {
+      diffs.push({ status: 'added', oldPath: null, newPath: `/${change.path}`, oldOid: null, newOid: change.newOid });
+    }
+  }
+  return diffs.sort((a, b) => ((a.newPath ?? a.oldPath)! < (b.newPath ?? b.oldPath)! ? -1 : 1));
+}
+
+export async function blobText(objects: ObjectStore, oid: string | null): Promise<string> {
+  if (!oid) return '';
+  const bytes = await objects.readBlob(oid);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/** A git-style unified diff of one file change. */
+export async function unifiedDiff(objects: ObjectStore, diff: FileDiff, context = 3): Promise<string> {
+  const [before, after] = await Promise.all([blobText(objects, diff.oldOid), blobText(objects, diff.newOid)]);
+  const oldName = diff.oldPath ? `a${diff.oldPath}` : '/dev/null';
+  const newName = diff.newPath ? `b${diff.newPath}` : '/dev/null';
+  const patch = createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context });
+  // createTwoFilesPatch starts with an "Index:"-less header of ===; keep only the ---/+++ and hunks.
+  return patch.split('\n').filter((line) => !line.startsWith('====')).join('\n');
+}

@@ -1,0 +1,33 @@
+/** One error class per failure mode, so callers can branch on `instanceof` rather than on message text. */
+
+export class MemgitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The value given to `execute` is not a memory tool_use block. */
+export class InvalidToolUseError extends MemgitError {}
+
+/** The store was used after `close()`. */
+export class StoreClosedError extends MemgitError {
+  constructor() {
+    super('memgit: the store is closed');
+  }
+}
+
+/** A commit id or tool_use id that names nothing in this store. */
+export class CommitNotFoundError extends MemgitError {
+  constructor(readonly ref: string) {
+    super(`memgit: no commit or tool_use id ${JSON.stringify(ref)} in this store`);
+  }
+}
+
+/** The directory exists and holds something that is not a memgit store we can open. */
+export class NotAStoreError extends MemgitError {}
+
+/** HEAD or an object it needs cannot be read; memgit will not guess. */
+export class StoreCorruptError extends MemgitError {}
+
+export { LockTimeoutError } from './write-lock';

@@ -1,0 +1,154 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import git from 'isomorphic-git';
+import { DurableFs } from './durable-fs';
+import { FileChange, listFiles, ObjectStore } from './objects';
+
+/**
+ * The working tree and index are a projection of HEAD, kept so that a user can `cd` into the store and
+ * use the git CLI. Git objects are the truth: after every commit the changed files are written here, and
+ * on open after a crash the whole projection is rebuilt from HEAD.
+ *
+ * Someone with disk access may plant symlinks or other special files in the working tree. Writes never
+ * follow them: every directory on the way is checked with lstat and replaced if it is not a plain
+ * directory, and files are replaced by rename, which swaps the link itself rather than its target.
+ */
+
+/** The parts of the working tree that memgit owns; anything else (e.g. a README) is left alone. */
+export const MANAGED_ROOTS = ['memories', '.gitattributes'];
+
+export class Worktree {
+  constructor(
+    private readonly dir: string,
+    private readonly gitdir: string,
+    private readonly fs: DurableFs,
+    private readonly objects: ObjectStore,
+  ) {}
+
+  /** Apply one commit's file changes to the working tree and the index. */
+  async apply(changes: FileChange[]): Promise<void> {
+    // Removals first: a file may be replaced by a directory of the same name in the same commit.
+    for (const change of changes) if (!change.newOid) await this.removeFile(change.path);
+    for (const change of changes) if (change.newOid) await this.writeFile(change.path, change.newOid);
+    for (const change of changes) {
+      if (change.newOid) {
+        await git.updateIndex({ fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, filepath: change.path, add: true });
+      } else {
+        await git.updateIndex({ fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, filepath: change.path, remove: true, force: true });
+      }
+    }
+  }
+
+  /**
+   * Rebuild the managed working tree and the index from `tree`: write what differs, remove what HEAD
+   * does not have (including planted links and special files). Returns what it changed.
+   */
+  async rebuild(tree: string): Promise<string[]> {
+    const repaired: string[] = [];
+    const wanted = await listFiles(this.objects, tree);
+    const present = await this.scanManaged();
+    for (const [file, kind] of present) {
+      const entry = wanted.get(file);
+      if (kind !== 'file' || !entry) {
+        await fs.promises.rm(path.join(this.dir, file), { recursive: true, force: true });
+        repaired.push(`removed ${file}`);
+      }
+    }
+    for (const [file, entry] of wanted) {
+      const full = path.join(this.dir, file);
+      if (present.get(file) === 'file') {
+        const bytes = await fs.promises.readFile(full);
+        if ((await this.objects.hashBlob(bytes)) === entry.oid) continue;
+      }
+      await this.writeFile(file, entry.oid);
+      repaired.push(`wrote ${file}`);
+    }
+    await this.pruneEmptyDirs(path.join(this.dir, 'memories'));
+    await this.rebuildIndex(wanted);
+    return repaired;
+  }
+
+  private async rebuildIndex(wanted: Map<string, unknown>): Promise<void> {
+    const indexPath = path.join(this.gitdir, 'index');
+    await fs.promises.rm(indexPath, { force: true });
+    // One updateIndex per file rewrites the whole index each time; fine for a recovery, never on the hot path.
+    for (const file of wanted.keys()) {
+      await git.updateIndex({ fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, filepath: file, add: true });
+    }
+  }
+
+  /** Every path under the managed roots: 'file' for regular files, 'other' for links and specials. */
+  private async scanManaged(): Promise<Map<string, 'file' | 'other'>> {
+    const found = new Map<string, 'file' | 'other'>();
+    const walk = async (rel: string): Promise<void> => {
+      let stat: fs.Stats;
+      try {
+        stat = await fs.promises.lstat(path.join(this.dir, rel));
+      } catch {
+        return;
+      }
+      if (stat.isDirectory()) {
+        for (const name of await fs.promises.readdir(path.join(this.dir, rel))) await walk(`${rel}/${name}`);
+      } else {
+        found.set(rel, stat.isFile() ? 'file' : 'other');
+      }
+    };
+    for (const root of MANAGED_ROOTS) await walk(root);
+    return found;
+  }
+
+  private async writeFile(repoPath: string, oid: string): Promise<void> {
+    const bytes = await this.objects.readBlob(oid);
+    await this.ensurePlainDirs(path.posix.dirname(repoPath));
+    const full = path.join(this.dir, repoPath);
+    const existing = await lstatOrNull(full);
+    if (existing && existing.isDirectory()) await fs.promises.rm(full, { recursive: true, force: true });
+    await this.fs.writeFile(full, bytes);
+  }
+
+  private async removeFile(repoPath: string): Promise<void> {
+    const full = path.join(this.dir, repoPath);
+    await fs.promises.rm(full, { force: true });
+    // Drop directories the removal emptied, up to (not including) the memory root.
+    let parent = path.dirname(full);
+    const stop = path.join(this.dir, 'memories');
+    while (parent.startsWith(stop + path.sep)) {
+      try {
+        await fs.promises.rmdir(parent);
+      } catch {
+        break;
+      }
+      parent = path.dirname(parent);
+    }
+  }
+
+  /** Make every directory on `relDir` a real directory, replacing links or files in the way. */
+  private async ensurePlainDirs(relDir: string): Promise<void> {
+    if (relDir === '.' || relDir === '') return;
+    let current = this.dir;
+    for (const name of relDir.split('/')) {
+      current = path.join(current, name);
+      const stat = await lstatOrNull(current);
+      if (stat?.isDirectory()) continue;
+      if (stat) await fs.promises.rm(current, { force: true });
+      await fs.promises.mkdir(current);
+    }
+  }
+
+  private async pruneEmptyDirs(dir: string): Promise<void> {
+    const stat = await lstatOrNull(dir);
+    if (!stat?.isDirectory()) return;
+    for (const name of await fs.promises.readdir(dir)) await this.pruneEmptyDirs(path.join(dir, name));
+    if ((await fs.promises.readdir(dir)).length === 0 && dir !== path.join(this.dir, 'memories')) {
+      await fs.promises.rmdir(dir);
+    }
+  }
+}
+
+async function lstatOrNull(file: string): Promise<fs.Stats | null> {
+  try {
+    return await fs.promises.lstat(file);
+  } catch {
+    return null;
+  }
+}
