@@ -153,7 +153,7 @@ export class MemoryStore {
     const command = isRecord(input) ? input.command : undefined;
     if (command === 'view') {
       return this.lock.inOrder(async () => {
-        const outcome = await runCommand(input, this.readerAt(await this.refreshHead()), this.contractOptions);
+        const outcome = await runCommand(input, await this.readerAt(await this.refreshHead()), this.contractOptions);
         return { result: toResult(id, outcome), outcome };
       });
     }
@@ -195,21 +195,14 @@ export class MemoryStore {
     return head;
   }
 
-  /** The contract's reader over the memory at a commit (or HEAD). */
+  /** The contract's reader over the memory in a root tree, or at a commit (readerAt). */
   readerAtCommitTree(tree: string): GitTreeReader {
     if (this.blobSizes.size > BLOB_SIZE_CACHE_LIMIT) this.blobSizes.clear();
     return new GitTreeReader(this.objects, tree, this.blobSizes);
   }
 
-  readerAt(commit: string): GitTreeReader {
-    const reader = this.commitTree(commit).then((tree) => this.readerAtCommitTree(tree));
-    // A lazily-resolving reader: the contract only ever awaits its methods.
-    return new Proxy({} as GitTreeReader, {
-      get: (_target, prop: keyof GitTreeReader) => async (...args: unknown[]) => {
-        const r = await reader;
-        return (r[prop] as (...a: unknown[]) => unknown).apply(r, args);
-      },
-    });
+  async readerAt(commit: string): Promise<GitTreeReader> {
+    return this.readerAtCommitTree(await this.commitTree(commit));
   }
 
   async commitTree(commit: string): Promise<string> {
