@@ -162,16 +162,19 @@ export class MemoryStore {
 
   /**
    * A runnable tool for `client.beta.messages.toolRunner({ tools: [store.memoryTool({ session })] })`.
-   * Failures throw the SDK's ToolError so the model receives the exact error text.
+   * Failures throw the SDK's ToolError so the model receives the exact error text. `onCall`, if given,
+   * sees each call's input and report (for logging, e.g. `memgit chat`) before the result goes back.
    */
-  memoryTool(context: ExecuteContext) {
+  memoryTool(context: ExecuteContext, onCall?: (report: ExecutionReport, input: unknown) => void) {
     return {
       type: 'memory_20250818' as const,
       name: 'memory' as const,
       parse: (input: unknown) => input as Record<string, unknown>,
       run: async (input: unknown, runContext?: { toolUse?: { id?: string } }): Promise<string> => {
         const id = runContext?.toolUse?.id;
-        const result = await this.execute({ type: 'tool_use', id, name: 'memory', input }, context);
+        const report = await this.executeWithReport({ type: 'tool_use', id, name: 'memory', input }, context);
+        onCall?.(report, input);
+        const result = report.result;
         if (result.is_error) throw new ToolError(result.content);
         return result.content;
       },
