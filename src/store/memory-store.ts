@@ -287,11 +287,29 @@ export class MemoryStore {
     const outcome = before
       ? await runCommand(input, this.readerAtCommitTree(before), this.contractOptions)
       : null;
-    if (!outcome || outcome.isError || outcome.command !== previous.command) {
+    if (!outcome || outcome.isError || !(await this.isSameCall(previous, outcome))) {
       const content = `Error: tool_use id ${id} was already used by an earlier ${previous.command ?? 'memory'} call with different input`;
       return { result: { type: 'tool_result', tool_use_id: id, content, is_error: true }, outcome, commit: previous.commit, replayed: true };
     }
     return { result: toResult(id, outcome), outcome, commit: previous.commit, replayed: true };
+  }
+
+  /**
+   * Is the recomputed outcome the call that made `previous`? Same command and paths, and every file it
+   * writes holds the committed bytes. Otherwise a reused id with other input would be acknowledged
+   * although nothing of it was written.
+   */
+  private async isSameCall(previous: HistoryEntry, outcome: CommandOutcome): Promise<boolean> {
+    if (outcome.command !== previous.command || outcome.path !== previous.path || outcome.newPath !== previous.newPath) {
+      return false;
+    }
+    const committedTree = await this.commitTree(previous.commit);
+    for (const edit of outcome.edits ?? []) {
+      if (edit.op !== 'write') continue;
+      const entry = await this.objects.entryAt(committedTree, toRepoPath(edit.path));
+      if (entry?.oid !== (await this.objects.hashBlob(Buffer.from(edit.content, 'utf8')))) return false;
+    }
+    return true;
   }
 
   /**
