@@ -1,8 +1,15 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerChat } from './commands/chat';
+import { registerDemo } from './commands/demo';
 import { registerExec } from './commands/exec';
 import { registerLog } from './commands/log';
 import { registerShow } from './commands/show';
+import { registerServe } from './commands/serve';
+import { registerRevert } from './commands/revert';
+import { registerRestore } from './commands/restore';
+import { registerRollbackSession } from './commands/rollback-session';
+import { registerReset } from './commands/reset';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -20,6 +27,13 @@ export function buildProgram(): Command {
   registerExec(program);
   registerLog(program);
   registerShow(program);
+  registerServe(program);
+  registerChat(program);
+  registerDemo(program);
+  registerRevert(program);
+  registerRestore(program);
+  registerRollbackSession(program);
+  registerReset(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +

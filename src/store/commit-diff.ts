@@ -55,6 +55,11 @@ export async function blobText(objects: ObjectStore, oid: string | null): Promis
 /** A git-style unified diff of one file change. */
 export async function unifiedDiff(objects: ObjectStore, diff: FileDiff, context = 3): Promise<string> {
   const [before, after] = await Promise.all([blobText(objects, diff.oldOid), blobText(objects, diff.newOid)]);
+  return unifiedTextDiff(diff, before, after, context);
+}
+
+/** The same, from the two contents (which need not be in the object store yet, e.g. a rollback preview). */
+export function unifiedTextDiff(diff: Pick<FileDiff, 'oldPath' | 'newPath'>, before: string, after: string, context = 3): string {
   const oldName = diff.oldPath ? `a${diff.oldPath}` : '/dev/null';
   const newName = diff.newPath ? `b${diff.newPath}` : '/dev/null';
   const patch = createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context });

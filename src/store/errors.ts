@@ -31,3 +31,16 @@ export class NotAStoreError extends MemgitError {}
 export class StoreCorruptError extends MemgitError {}
 
 export { LockTimeoutError } from './write-lock';
+
+/** A rollback that cannot be planned as asked: a bad operator name, path or point in history, or nothing to undo. */
+export class RollbackRefusedError extends MemgitError {}
+
+/** The store moved on since the preview the operator confirmed; nothing was written. */
+export class StaleHeadError extends MemgitError {
+  constructor(
+    readonly expected: string,
+    readonly actual: string,
+  ) {
+    super(`memgit: the store changed since the preview (HEAD is now ${actual.slice(0, 12)}, not ${expected.slice(0, 12)}); review the new preview`);
+  }
+}

@@ -15,6 +15,8 @@ import { configureRepository, GITATTRIBUTES, STORE_BRANCH } from './repo-config'
 import { KEEP_FILE, TreeDraft } from './tree-draft';
 import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
+import * as rollback from './rollback';
+import type { RollbackOptions, RollbackOutcome } from './rollback';
 
 export interface Author {
   name: string;
@@ -179,6 +181,26 @@ export class MemoryStore {
         return result.content;
       },
     };
+  }
+
+  /**
+   * Operator rollbacks (src/store/rollback): each writes ONE new commit on top of HEAD, serialised with
+   * agent writes, or with `dryRun` returns the exact diff it would commit. A conflict writes nothing.
+   */
+  revert(ref: string, options: RollbackOptions): Promise<RollbackOutcome> {
+    return rollback.revert(this, ref, options);
+  }
+
+  restore(path: string, options: RollbackOptions & { at: string }): Promise<RollbackOutcome> {
+    return rollback.restore(this, path, options.at, options);
+  }
+
+  rollbackSession(session: string, options: RollbackOptions): Promise<RollbackOutcome> {
+    return rollback.rollbackSession(this, session, options);
+  }
+
+  reset(options: RollbackOptions & { to: string }): Promise<RollbackOutcome> {
+    return rollback.reset(this, options.to, options);
   }
 
   /** Wait for queued work, then refuse further calls. */

@@ -1,0 +1,273 @@
+import { resolvePath, isValidId } from '../../contract/paths';
+import { blobText, FileDiff, isMemoryFile, unifiedTextDiff } from '../commit-diff';
+import { oneLine, CommitMeta } from '../commit-message';
+import { CommitNotFoundError, RollbackRefusedError, StaleHeadError } from '../errors';
+import { MEMORY_ROOT, toRepoPath } from '../git-reader';
+import type { HistoryEntry } from '../history-index';
+import type { MemoryStore } from '../memory-store';
+import { describeCall, RollbackConflict, RollbackPlanner } from './plan';
+import { MemoryFiles, normaliseKeeps, readMemoryFiles, writeMemoryTree } from './memory-state';
+
+export type { RollbackConflict, ConflictingCall } from './plan';
+
+/**
+ * Operator rollbacks: revert one call, restore a path, roll back a session, reset to a point. Each is
+ * planned against HEAD as an edit of the memory and written as ONE new commit through
+ * `store.writeCommit` (under the store's write lock, so agent calls and rollbacks are serialised and the
+ * agent's next `view` sees the result). History is never rewritten. A plan with a conflict writes nothing.
+ */
+
+export type RollbackOperation = 'revert' | 'restore' | 'rollback-session' | 'reset';
+
+export interface RollbackOptions {
+  /** Who asks; recorded as `Memory-Actor: operator:<name>` (same alphabet as ids). */
+  operator: string;
+  /** Why, as one line (`Memory-Reason`); control characters are flattened. */
+  reason?: string;
+  /** Plan and return the diff without writing anything. */
+  dryRun?: boolean;
+  /** Refuse (StaleHeadError) unless HEAD is still this commit — what the operator previewed. */
+  expectHead?: string;
+}
+
+export interface RollbackFileDiff extends FileDiff {
+  /** Unified diff of this file (git style `a/…` `b/…` names). */
+  patch: string;
+}
+
+export interface RollbackOutcome {
+  operation: RollbackOperation;
+  /** committed: written; preview: a dry run with no conflict; conflict: nothing written; unchanged: nothing to do. */
+  status: 'committed' | 'preview' | 'conflict' | 'unchanged';
+  /** The first line of the commit (e.g. `revert toolu_01…`). */
+  title: string;
+  /** The HEAD the plan was made against. */
+  head: string;
+  /** The new commit, when status is committed. */
+  commit: string | null;
+  /** Commits undone, newest first (one `Memory-Reverts` trailer each). */
+  reverts: string[];
+  actor: string;
+  reason: string | null;
+  conflicts: RollbackConflict[];
+  files: RollbackFileDiff[];
+  /** All file patches, joined: exactly the change the commit makes (or would make). */
+  patch: string;
+}
+
+interface Plan {
+  title: string;
+  reverts: string[];
+  conflicts: RollbackConflict[];
+  before: MemoryFiles;
+  after: MemoryFiles;
+}
+
+type Planner = (store: MemoryStore, head: string) => Promise<Plan>;
+
+/** Undo one call (tool_use id or commit): a line-level three-way merge with what came after it. */
+export function revert(store: MemoryStore, ref: string, options: RollbackOptions): Promise<RollbackOutcome> {
+  return run(store, 'revert', options, async (s, head) => {
+    const target = await resolveTarget(s, ref);
+    if (target.parent === null) throw new RollbackRefusedError('memgit: the first commit initialises the store and cannot be reverted; use reset');
+    if (!target.changes.some((c) => c.path.startsWith(`${MEMORY_ROOT}/`))) {
+      throw new RollbackRefusedError(`memgit: ${describeCall(target)} changed no memory file; nothing to revert`);
+    }
+    return planReverts(s, head, `revert ${describeCall(target)}`, [target]);
+  });
+}
+
+/** Undo every call of a session, newest first, as one commit. */
+export function rollbackSession(store: MemoryStore, session: string, options: RollbackOptions): Promise<RollbackOutcome> {
+  return run(store, 'rollback-session', options, async (s, head) => {
+    if (!isValidId(session)) throw new RollbackRefusedError(`memgit: invalid session id ${JSON.stringify(session)}`);
+    const calls = s.history.bySession(session).filter((e) => e.toolUseId !== undefined);
+    if (calls.length === 0) throw new RollbackRefusedError(`memgit: no calls of session ${session} in this store`);
+    return planReverts(s, head, `rollback-session ${session}`, calls.reverse());
+  });
+}
+
+/** Put a file or directory back as it was right after a call (a path absent then is removed). */
+export function restore(store: MemoryStore, virtualPath: string, at: string, options: RollbackOptions): Promise<RollbackOutcome> {
+  return run(store, 'restore', options, async (s, head) => {
+    const resolved = resolvePath(virtualPath);
+    if (!resolved.ok) throw new RollbackRefusedError(`memgit: ${resolved.error.replace(/^Error: /, '')}`);
+    const repoPath = toRepoPath(resolved.rel);
+    const point = await resolveTarget(s, at);
+    const before = await readMemoryFiles(s.objects, await s.commitTree(head));
+    const then = await readMemoryFiles(s.objects, await s.commitTree(point.commit));
+    const within = (p: string) => p === repoPath || p.startsWith(`${repoPath}/`);
+    if (![...then.keys(), ...before.keys()].some(within)) {
+      throw new RollbackRefusedError(`memgit: nothing at ${resolved.virtual}, neither now nor after ${describeCall(point)}`);
+    }
+    for (let dir = repoPath.slice(0, repoPath.lastIndexOf('/')); dir.includes('/'); dir = dir.slice(0, dir.lastIndexOf('/'))) {
+      if (before.has(dir)) throw new RollbackRefusedError(`memgit: cannot restore ${resolved.virtual}: /${dir} is a file now`);
+    }
+    const planner = new RollbackPlanner(s.objects, s.history, new Map(before));
+    planner.replaceSubtree(repoPath, then);
+    const undone = laterCommits(s, point).filter((e) => e.changes.some((c) => within(c.path)));
+    return { title: `restore ${resolved.virtual} at ${describeCall(point)}`, reverts: undone.map((e) => e.commit), conflicts: [], before, after: planner.files };
+  });
+}
+
+/** One new commit whose memory equals the memory at a point: a tool_use id, a commit, or an ISO time. */
+export function reset(store: MemoryStore, to: string, options: RollbackOptions): Promise<RollbackOutcome> {
+  return run(store, 'reset', options, async (s, head) => {
+    const point = await resolvePoint(s, to);
+    const before = await readMemoryFiles(s.objects, await s.commitTree(head));
+    const after = await readMemoryFiles(s.objects, await s.commitTree(point.commit));
+    const label = isIsoTime(to) ? `${to} (${point.commit.slice(0, 12)})` : describeCall(point);
+    return { title: `reset to ${label}`, reverts: laterCommits(s, point).map((e) => e.commit), conflicts: [], before, after };
+  });
+}
+
+async function planReverts(store: MemoryStore, head: string, title: string, targets: HistoryEntry[]): Promise<Plan> {
+  const before = await readMemoryFiles(store.objects, await store.commitTree(head));
+  const planner = new RollbackPlanner(store.objects, store.history, new Map(before));
+  const done = new Set<string>();
+  for (const target of targets) {
+    await planner.revert(target, done);
+    done.add(target.commit);
+  }
+  return { title, reverts: targets.map((t) => t.commit), conflicts: planner.conflicts, before, after: planner.files };
+}
+
+/** Commits after `point`, newest first. */
+function laterCommits(store: MemoryStore, point: HistoryEntry): HistoryEntry[] {
+  const from = store.history.position(point.commit)!;
+  const commits: HistoryEntry[] = [];
+  for (let i = store.history.size - 1; i > from; i--) commits.push(store.history.at(i)!);
+  return commits;
+}
+
+async function resolveTarget(store: MemoryStore, ref: string): Promise<HistoryEntry> {
+  if (typeof ref !== 'string' || ref === '') throw new RollbackRefusedError('memgit: name a tool_use id or a commit');
+  return store.resolve(ref);
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+function isIsoTime(value: string): boolean {
+  return ISO_TIME.test(value);
+}
+
+/** The last commit at or before an ISO time, or a tool_use id / commit. */
+async function resolvePoint(store: MemoryStore, to: string): Promise<HistoryEntry> {
+  if (!isIsoTime(to)) return resolveTarget(store, to);
+  const millis = Date.parse(to);
+  if (Number.isNaN(millis)) throw new RollbackRefusedError(`memgit: ${JSON.stringify(to)} is not a valid time`);
+  const seconds = Math.floor(millis / 1000);
+  const entries = store.history.all();
+  for (let i = entries.length - 1; i >= 0; i--) if (entries[i].time <= seconds) return entries[i];
+  throw new CommitNotFoundError(to);
+}
+
+async function run(store: MemoryStore, operation: RollbackOperation, options: RollbackOptions, plan: Planner): Promise<RollbackOutcome> {
+  const operator = options?.operator;
+  if (!isValidId(operator)) {
+    throw new RollbackRefusedError(`memgit: invalid operator name ${JSON.stringify(operator)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
+  }
+  const reason = options.reason !== undefined && oneLine(options.reason) !== '' ? oneLine(options.reason) : undefined;
+  const actor = `operator:${operator}`;
+  const checkHead = (head: string) => {
+    if (options.expectHead !== undefined && options.expectHead !== head) throw new StaleHeadError(options.expectHead, head);
+  };
+  if (options.dryRun) {
+    const head = await store.refreshHead();
+    checkHead(head);
+    const planned = await finish(store, plan, head);
+    return outcome(store, operation, planned, head, null, actor, reason, 'preview');
+  }
+  let planned: (Plan & { head: string }) | null = null;
+  const { commit } = await store.writeCommit(async (head) => {
+    checkHead(head);
+    const p = await finish(store, plan, head);
+    planned = { ...p, head };
+    if (p.conflicts.length || !changed(p)) return null;
+    const meta: CommitMeta = { title: p.title, actor, reverts: p.reverts, reason };
+    const previousTree = (await store.objects.entryAt(await store.commitTree(head), MEMORY_ROOT))?.oid ?? null;
+    return { memoryTree: await writeMemoryTree(store.objects, p.after, previousTree), meta, value: null };
+  });
+  const p = planned as unknown as Plan & { head: string };
+  return outcome(store, operation, p, p.head, commit, actor, reason, 'committed');
+}
+
+async function finish(store: MemoryStore, plan: Planner, head: string): Promise<Plan> {
+  const p = await plan(store, head);
+  const keepOid = await store.objects.hashBlob(new Uint8Array(0));
+  normaliseKeeps(p.after, keepOid);
+  return p;
+}
+
+function changed(p: Plan): boolean {
+  if (p.before.size !== p.after.size) return true;
+  for (const [path, value] of p.after) {
+    const old = p.before.get(path);
+    if (!old || old.oid !== value.oid || old.mode !== value.mode) return true;
+  }
+  return false;
+}
+
+async function outcome(
+  store: MemoryStore,
+  operation: RollbackOperation,
+  p: Plan,
+  head: string,
+  commit: string | null,
+  actor: string,
+  reason: string | undefined,
+  success: 'committed' | 'preview',
+): Promise<RollbackOutcome> {
+  const status = p.conflicts.length ? 'conflict' : !changed(p) ? 'unchanged' : commit || success === 'preview' ? success : 'unchanged';
+  const files = status === 'conflict' ? [] : await fileDiffsOf(store, p);
+  return {
+    operation,
+    status,
+    title: p.title,
+    head,
+    commit: status === 'committed' ? commit : null,
+    reverts: p.reverts,
+    actor,
+    reason: reason ?? null,
+    conflicts: p.conflicts,
+    files,
+    patch: files.map((f) => f.patch).join(''),
+  };
+}
+
+/** What the plan changes in memory files, with moves paired by content, as unified diffs. */
+async function fileDiffsOf(store: MemoryStore, p: Plan): Promise<RollbackFileDiff[]> {
+  const text = (files: MemoryFiles, path: string) => {
+    const value = files.get(path);
+    return value?.text ?? blobText(store.objects, value?.oid ?? null);
+  };
+  const paths = [...new Set([...p.before.keys(), ...p.after.keys()])].filter(isMemoryFile).sort();
+  const removed = paths.filter((x) => p.before.has(x) && !p.after.has(x));
+  const added = paths.filter((x) => !p.before.has(x) && p.after.has(x));
+  const paired = new Set<string>();
+  const diffs: FileDiff[] = [];
+  for (const gone of removed) {
+    const oid = p.before.get(gone)!.oid;
+    const twins = added.filter((a) => p.after.get(a)!.oid === oid && !paired.has(a));
+    if (twins.length === 1 && removed.filter((r) => p.before.get(r)!.oid === oid).length === 1) {
+      paired.add(twins[0]);
+      diffs.push({ status: 'renamed', oldPath: `/${gone}`, newPath: `/${twins[0]}`, oldOid: oid, newOid: oid });
+    } else {
+      diffs.push({ status: 'deleted', oldPath: `/${gone}`, newPath: null, oldOid: oid, newOid: null });
+    }
+  }
+  for (const path of paths) {
+    const old = p.before.get(path);
+    const now = p.after.get(path);
+    if (old && now && old.oid !== now.oid) diffs.push({ status: 'modified', oldPath: `/${path}`, newPath: `/${path}`, oldOid: old.oid, newOid: now.oid });
+    else if (!old && now && !paired.has(path)) diffs.push({ status: 'added', oldPath: null, newPath: `/${path}`, oldOid: null, newOid: now.oid });
+  }
+  diffs.sort((a, b) => ((a.newPath ?? a.oldPath)! < (b.newPath ?? b.oldPath)! ? -1 : 1));
+  const result: RollbackFileDiff[] = [];
+  for (const d of diffs) {
+    const before = d.oldPath ? await text(p.before, d.oldPath.slice(1)) : '';
+    const after = d.newPath ? await text(p.after, d.newPath.slice(1)) : '';
+    result.push({ ...d, patch: unifiedTextDiff(d, before, after) });
+  }
+  return result;
+}
