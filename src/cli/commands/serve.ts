@@ -1,0 +1,40 @@
+import { Command } from 'commander';
+import { startServer } from '../../web/server';
+import { fail, openStore, repoOption } from '../options';
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .summary('serve the read-only audit UI for a store')
+    .description(
+      'Serve the audit UI: commits, diffs, sessions, blame and history in the browser.\n' +
+        'Binds to 127.0.0.1 by default; every page also has a JSON twin under /api.',
+    )
+    .addOption(repoOption())
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 = any free port)', (v) => parsePort(v), 3000)
+    .action(async (options: { repo?: string; host: string; port: number }) => {
+      const store = await openStore(options.repo);
+      let server;
+      try {
+        server = await startServer({ store, host: options.host, port: options.port });
+      } catch (error) {
+        await store.close();
+        fail(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`);
+      }
+      process.stdout.write(`memgit: audit UI for ${store.dir} at ${server.url}/ (Ctrl-C to stop)\n`);
+      const stop = async () => {
+        await server.close();
+        await store.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void stop());
+      process.once('SIGTERM', () => void stop());
+    });
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be an integer from 0 to 65535');
+  return port;
+}

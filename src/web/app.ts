@@ -1,0 +1,66 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import express, { Express } from 'express';
+import * as nunjucks from 'nunjucks';
+import type { MemoryStore } from '../store/memory-store';
+import { registerFilters } from './filters';
+import { errorHandler, RouteModule, WebDeps } from './page';
+import { ROUTE_MODULES } from './routes';
+import { hostCheck, securityHeaders } from './security';
+import { createAuditContext, NotFound } from './services/context';
+
+export interface AppOptions {
+  store: MemoryStore;
+  /** Host names besides the loopback names this server answers to (the Host header check). */
+  allowedHosts?: string[];
+  /** Extra route modules, mounted after the built-in ones (e.g. state-changing rollback routes). */
+  routes?: RouteModule[];
+  /** Where internal errors are reported (default: stderr). */
+  log?: (message: string) => void;
+}
+
+/** The directory holding layout.njk, pages/, partials/ and static/ (from src/web or dist/src/web). */
+export function findViewsDir(from = __dirname): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'views');
+    if (fs.existsSync(path.join(candidate, 'layout.njk'))) return candidate;
+    if (path.dirname(dir) === dir) throw new Error(`memgit: cannot find the views directory above ${from}`);
+  }
+}
+
+export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
+  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(viewsDir), {
+    autoescape: true,
+    throwOnUndefined: false,
+    trimBlocks: true,
+    lstripBlocks: true,
+  });
+  registerFilters(env);
+  return env;
+}
+
+/** The audit UI as an express app over an open store. Read-only: every route is a GET. */
+export function createApp(options: AppOptions): Express {
+  const viewsDir = findViewsDir();
+  const deps: WebDeps = { ctx: createAuditContext(options.store), views: createViews(viewsDir) };
+  const log = options.log ?? ((message: string) => process.stderr.write(`memgit serve: ${message}\n`));
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  // The JSON twins carry diffs once, as numbered lines; side-by-side pairing is presentation.
+  app.set('json replacer', (key: string, value: unknown) => (key === 'splitRows' ? undefined : value));
+  app.use(hostCheck(options.allowedHosts ?? []));
+  app.use(securityHeaders());
+  app.use('/static', express.static(path.join(viewsDir, 'static'), { maxAge: '1h', index: false }));
+  // Pages read the index; bring it up to date with commits written since (also by other processes).
+  app.use(async (_req, _res, next) => {
+    await options.store.refreshHead();
+    next();
+  });
+  const router = express.Router();
+  for (const module of [...ROUTE_MODULES, ...(options.routes ?? [])]) module(router, deps);
+  app.use(router);
+  app.use((req, _res, next) => next(new NotFound(`nothing at ${req.path}`)));
+  app.use(errorHandler(deps, log));
+  return app;
+}

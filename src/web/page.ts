@@ -1,0 +1,71 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import type { Environment } from 'nunjucks';
+import { AuditContext, BadRequest, NotFound } from './services/context';
+
+/**
+ * A page is one loader and one template. Registering it mounts both the HTML page and its JSON twin
+ * under /api, so the two can never drift apart.
+ */
+export interface Page<M extends object = object> {
+  /** Express 5 path, e.g. '/commits/:id' or '/files/*path'. */
+  path: string;
+  view: string;
+  load: (req: Request, ctx: AuditContext) => Promise<M>;
+  /** The document title, from the model. */
+  title: (model: M) => string;
+}
+
+export interface WebDeps {
+  ctx: AuditContext;
+  views: Environment;
+}
+
+/** A module of routes: pages register through registerPage; other routes (raw, later rollback) directly. */
+export type RouteModule = (router: Router, deps: WebDeps) => void;
+
+export function registerPage<M extends object>(router: Router, deps: WebDeps, page: Page<M>): void {
+  router.get(page.path, async (req, res) => {
+    const model = await page.load(req, deps.ctx);
+    renderHtml(res, deps, page.view, { ...model, title: page.title(model) }, req);
+  });
+  router.get(`/api${page.path === '/' ? '' : page.path}`, async (req, res) => {
+    res.json(await page.load(req, deps.ctx));
+  });
+}
+
+export function renderHtml(res: Response, deps: WebDeps, view: string, model: object, req: Request): void {
+  const html = deps.views.render(view, { ...model, request: { path: req.path, query: req.query }, now: Date.now() / 1000 });
+  res.type('html').send(html);
+}
+
+/** Error pages: a clear message for a missing thing or a bad parameter; no detail of internal errors. */
+export function errorHandler(deps: WebDeps, log: (message: string) => void) {
+  return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
+    if (res.headersSent) return next(error);
+    const status = error instanceof NotFound ? 404 : error instanceof BadRequest ? 400 : 500;
+    const message = status === 500 ? 'Something went wrong while reading the store.' : (error as Error).message;
+    if (status === 500) log(`${req.method} ${req.path}: ${(error as Error)?.stack ?? String(error)}`);
+    res.status(status);
+    if (req.path.startsWith('/api/') || req.path === '/api') {
+      res.json({ error: message, status });
+    } else {
+      renderHtml(res, deps, 'pages/error.njk', { title: status === 404 ? 'Not found' : status === 400 ? 'Bad request' : 'Error', status, message }, req);
+    }
+  };
+}
+
+/** A single string query parameter (undefined when absent); repeated parameters are a 400. */
+export function queryString(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') throw new BadRequest(`${name} must be given once`);
+  return value;
+}
+
+/** The path captured by a '*path' wildcard, as a memory path relative to /memories. */
+export function wildcardPath(req: Request): string {
+  const raw = (req.params as Record<string, string | string[] | undefined>).path;
+  const segments = Array.isArray(raw) ? raw : raw ? [raw] : [];
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) throw new BadRequest('malformed memory path');
+  return segments.join('/');
+}

@@ -1,0 +1,25 @@
+import { queryString, registerPage, RouteModule, wildcardPath } from '../page';
+import { rawFile } from '../services/files';
+import { filePage } from '../services/files';
+import { treePage } from '../services/tree';
+
+export const filesRoutes: RouteModule = (router, deps) => {
+  registerPage(router, deps, {
+    path: '/files/*path',
+    view: 'pages/file.njk',
+    load: async (req, ctx) => ({ ...(await filePage(ctx, wildcardPath(req), queryString(req, 'at'))), blame: req.query.blame !== '0' }),
+    title: (m) => m.path,
+  });
+  registerPage(router, deps, {
+    path: '/tree',
+    view: 'pages/tree.njk',
+    load: (req, ctx) => treePage(ctx, queryString(req, 'at'), (queryString(req, 'dir') ?? '').replace(/^\/+|\/+$/g, '').replace(/^memories(\/|$)/, '')),
+    title: (m) => `${m.path} at ${m.at.commit.slice(0, 10)}`,
+  });
+  // Raw content is never rendered: a plain-text attachment the browser will not sniff into HTML.
+  router.get('/raw/*path', async (req, res) => {
+    const { name, text } = await rawFile(deps.ctx, wildcardPath(req), queryString(req, 'at'));
+    res.attachment(name);
+    res.type('text/plain; charset=utf-8').send(text);
+  });
+};

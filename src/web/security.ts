@@ -1,0 +1,52 @@
+import type { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
+
+/**
+ * The UI's security headers and request checks. State-changing routes (rollback) add their operator
+ * login and CSRF checks beside these, in this module.
+ */
+
+/** A strict CSP: only same-origin scripts and styles, no inline code of any kind, no framing. */
+export function securityHeaders() {
+  return helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'"],
+        fontSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        requireTrustedTypesFor: ["'script'"],
+      },
+    },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** The host name of a Host header, lower-cased, without its port (IPv6 literals keep their brackets). */
+export function hostName(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^(\[[0-9a-f:.]+\]|[^:\s]+)(?::\d{1,5})?$/i.exec(header.trim());
+  return match ? match[1].toLowerCase() : null;
+}
+
+/**
+ * Refuse requests whose Host is not a name this server answers to: a page on another site cannot
+ * reach the UI by pointing its own domain at 127.0.0.1 (DNS rebinding).
+ */
+export function hostCheck(allowedHosts: readonly string[]) {
+  const allowed = new Set([...LOOPBACK_NAMES, ...allowedHosts.map((h) => hostName(h) ?? h.toLowerCase())]);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const name = hostName(req.headers.host);
+    if (name !== null && allowed.has(name)) return next();
+    res.status(421).type('text/plain').send('memgit: this server does not answer to that Host header\n');
+  };
+}

@@ -1,0 +1,43 @@
+import type { AddressInfo } from 'node:net';
+import type { MemoryStore } from '../store/memory-store';
+import { createApp, AppOptions } from './app';
+
+export interface ServerOptions extends Omit<AppOptions, 'store'> {
+  store: MemoryStore;
+  /** Interface to bind (default 127.0.0.1: loopback only). */
+  host?: string;
+  /** Port (default 3000; 0 picks a free one). */
+  port?: number;
+}
+
+export interface RunningServer {
+  /** The base URL, e.g. http://127.0.0.1:3000 */
+  url: string;
+  host: string;
+  port: number;
+  /** Stop accepting connections and close idle ones. The store stays open (it belongs to the caller). */
+  close: () => Promise<void>;
+}
+
+/** Start the audit UI over an open store. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  const allowedHosts = [...(options.allowedHosts ?? []), host];
+  const app = createApp({ ...options, allowedHosts });
+  const server = await new Promise<import('node:http').Server>((resolve, reject) => {
+    const s = app.listen(options.port ?? 3000, host, (error?: Error) => (error ? reject(error) : resolve(s)));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${urlHost}:${port}`,
+    host,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+      }),
+  };
+}

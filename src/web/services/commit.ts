@@ -1,0 +1,30 @@
+import { AuditContext, CommitSummary, entryFor, summarise } from './context';
+import { diffViewsOf, FileDiffView } from './diff-view';
+
+/** One call: its metadata and trailers, its diff, and its neighbours in the same session. */
+
+export interface CommitPage {
+  commit: CommitSummary;
+  message: string;
+  diffs: FileDiffView[];
+  sessionStep: number | null;
+  sessionCalls: number;
+  prevInSession: CommitSummary | null;
+  nextInSession: CommitSummary | null;
+}
+
+export async function commitPage(ctx: AuditContext, ref: string): Promise<CommitPage> {
+  const entry = await entryFor(ctx, ref);
+  const { commit } = await ctx.store.objects.readCommit(entry.commit);
+  const calls = entry.session ? ctx.store.history.bySession(entry.session) : [];
+  const step = calls.findIndex((e) => e.commit === entry.commit);
+  return {
+    commit: summarise(ctx, entry),
+    message: commit.message,
+    diffs: await diffViewsOf(ctx, entry),
+    sessionStep: step === -1 ? null : step + 1,
+    sessionCalls: calls.length,
+    prevInSession: step > 0 ? summarise(ctx, calls[step - 1]) : null,
+    nextInSession: step !== -1 && step + 1 < calls.length ? summarise(ctx, calls[step + 1]) : null,
+  };
+}

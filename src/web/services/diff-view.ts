@@ -1,0 +1,153 @@
+import { structuredPatch } from 'diff';
+import { FileDiff, fileDiffs } from '../../store/commit-diff';
+import type { HistoryEntry } from '../../store/history-index';
+import { hasHidden } from '../filters';
+import { AuditContext, textOf } from './context';
+
+/**
+ * Render-ready diffs: hunks of numbered lines (unified) or paired rows (side by side), with the work
+ * per diff bounded — at most MAX_DIFF_LINES rows, lines cut at MAX_LINE_CHARS, and a give-up edit
+ * distance so a pathological pair of 1 MiB files cannot stall a request.
+ */
+
+export const MAX_DIFF_LINES = 1500;
+export const MAX_LINE_CHARS = 4000;
+const MAX_EDIT_LENGTH = 5000;
+const CONTEXT_LINES = 3;
+
+export type LineKind = 'add' | 'del' | 'ctx';
+
+export interface DiffLine {
+  kind: LineKind;
+  oldNo: number | null;
+  newNo: number | null;
+  text: string;
+  /** The text was longer than MAX_LINE_CHARS and was cut. */
+  cut: boolean;
+}
+
+export interface SplitRow {
+  left: DiffLine | null;
+  right: DiffLine | null;
+}
+
+export interface Hunk {
+  header: string;
+  lines: DiffLine[];
+  splitRows: SplitRow[];
+}
+
+export interface FileDiffView {
+  status: FileDiff['status'];
+  oldPath: string | null;
+  newPath: string | null;
+  oldOid: string | null;
+  newOid: string | null;
+  added: number;
+  removed: number;
+  hunks: Hunk[];
+  /** Rows beyond MAX_DIFF_LINES were left out; the raw file holds the rest. */
+  truncated: boolean;
+  /** The two sides differ too much to diff within bounds; only the raw files are offered. */
+  tooLarge: boolean;
+  /** Either side does not end with a newline. */
+  noFinalNewline: boolean;
+  /** Either side holds invisible or bidirectional control characters (shown marked). */
+  hidden: boolean;
+}
+
+export async function diffViewsOf(ctx: AuditContext, entry: HistoryEntry): Promise<FileDiffView[]> {
+  return Promise.all(fileDiffs(entry).map((d) => diffView(ctx, d)));
+}
+
+export async function diffView(ctx: AuditContext, diff: FileDiff): Promise<FileDiffView> {
+  const [before, after] = await Promise.all([textOf(ctx, diff.oldOid), textOf(ctx, diff.newOid)]);
+  return { ...diff, ...compareTexts(before, after) };
+}
+
+/** Line counts of one commit's memory files, cached by commit (the commits list shows them per row). */
+export async function lineStats(ctx: AuditContext, entry: HistoryEntry): Promise<{ added: number; removed: number }> {
+  const cached = ctx.lineStats.get(entry.commit);
+  if (cached) return cached;
+  let added = 0;
+  let removed = 0;
+  for (const view of await diffViewsOf(ctx, entry)) {
+    added += view.added;
+    removed += view.removed;
+  }
+  const stats = { added, removed };
+  ctx.lineStats.set(entry.commit, stats);
+  return stats;
+}
+
+type Comparison = Pick<FileDiffView, 'added' | 'removed' | 'hunks' | 'truncated' | 'tooLarge' | 'noFinalNewline' | 'hidden'>;
+
+/** Pure: the numbered, bounded diff of two texts. */
+export function compareTexts(before: string, after: string): Comparison {
+  const noFinalNewline = (before !== '' && !before.endsWith('\n')) || (after !== '' && !after.endsWith('\n'));
+  const hidden = hasHidden(before) || hasHidden(after);
+  const patch = before === after ? { hunks: [] } : structuredPatch('a', 'b', before, after, undefined, undefined, {
+    context: CONTEXT_LINES,
+    maxEditLength: MAX_EDIT_LENGTH,
+  });
+  if (!patch) return { added: 0, removed: 0, hunks: [], truncated: false, tooLarge: true, noFinalNewline, hidden };
+  let added = 0;
+  let removed = 0;
+  let budget = MAX_DIFF_LINES;
+  let truncated = false;
+  const hunks: Hunk[] = [];
+  for (const hunk of patch.hunks) {
+    let oldNo = hunk.oldStart;
+    let newNo = hunk.newStart;
+    const lines: DiffLine[] = [];
+    for (const raw of hunk.lines) {
+      const marker = raw[0];
+      if (marker === '\\') continue; // "\ No newline at end of file": reported once per file instead
+      const kind: LineKind = marker === '+' ? 'add' : marker === '-' ? 'del' : 'ctx';
+      if (kind === 'add') added++;
+      if (kind === 'del') removed++;
+      if (budget > 0) {
+        budget--;
+        const text = raw.slice(1);
+        const cut = text.length > MAX_LINE_CHARS;
+        lines.push({
+          kind,
+          oldNo: kind === 'add' ? null : oldNo,
+          newNo: kind === 'del' ? null : newNo,
+          text: cut ? text.slice(0, MAX_LINE_CHARS) : text,
+          cut,
+        });
+      } else {
+        truncated = true;
+      }
+      if (kind !== 'add') oldNo++;
+      if (kind !== 'del') newNo++;
+    }
+    if (lines.length) {
+      const header = `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`;
+      hunks.push({ header, lines, splitRows: pairRows(lines) });
+    }
+  }
+  return { added, removed, hunks, truncated, tooLarge: false, noFinalNewline, hidden };
+}
+
+/** Side-by-side rows: context on both sides, each run of removals paired line by line with the additions after it. */
+export function pairRows(lines: DiffLine[]): SplitRow[] {
+  const rows: SplitRow[] = [];
+  let i = 0;
+  while (i < lines.length) {
+    if (lines[i].kind === 'ctx') {
+      rows.push({ left: lines[i], right: lines[i] });
+      i++;
+      continue;
+    }
+    const dels: DiffLine[] = [];
+    const adds: DiffLine[] = [];
+    while (i < lines.length && lines[i].kind === 'del') dels.push(lines[i++]);
+    while (i < lines.length && lines[i].kind === 'add') adds.push(lines[i++]);
+    for (let k = 0; k < Math.max(dels.length, adds.length); k++) {
+      rows.push({ left: dels[k] ?? null, right: adds[k] ?? null });
+    }
+  }
+  return rows;
+}
