@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { MemoryStore, StoreOptions } from '../store/memory-store';
 
 /** Options shared by every command that opens a store, registered in one place. */
@@ -25,6 +25,15 @@ export async function openStore(repo: string | undefined, options: StoreOptions 
 export function fail(message: string, code = 1): never {
   process.stderr.write(`memgit: ${message}\n`);
   process.exit(code);
+}
+
+/** An option parser for a positive integer; commander reports a bad value as a usage error. */
+export function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) {
+    throw new InvalidArgumentError('expected a positive integer');
+  }
+  return n;
 }
 
 export type CommandRegistrar = (program: Command) => void;

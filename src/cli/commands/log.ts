@@ -59,7 +59,7 @@ export function toJson(entry: HistoryEntry) {
   };
 }
 
-function toLine(entry: HistoryEntry): string {
+export function toLine(entry: HistoryEntry): string {
   const time = new Date(entry.time * 1000).toISOString().replace('.000Z', 'Z');
   const what = entry.command
     ? `${entry.command} ${entry.path ?? ''}${entry.newPath ? ` -> ${entry.newPath}` : ''}`

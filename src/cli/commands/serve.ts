@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { startServer } from '../../web/server';
+import type { MemoryStore } from '../../store/memory-store';
+import { RunningServer, startServer } from '../../web/server';
 import { fail, openStore, repoOption } from '../options';
 
 export function registerServe(program: Command): void {
@@ -14,23 +15,31 @@ export function registerServe(program: Command): void {
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', (v) => parsePort(v), 3000)
     .action(async (options: { repo?: string; host: string; port: number }) => {
-      const store = await openStore(options.repo);
-      let server;
-      try {
-        server = await startServer({ store, host: options.host, port: options.port });
-      } catch (error) {
-        await store.close();
-        fail(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`);
-      }
-      process.stdout.write(`memgit: audit UI for ${store.dir} at ${server.url}/ (Ctrl-C to stop)\n`);
-      const stop = async () => {
-        await server.close();
-        await store.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', () => void stop());
-      process.once('SIGTERM', () => void stop());
+      await serveUntilStopped(await openStore(options.repo), options);
     });
+}
+
+/**
+ * Serve the audit UI on an open store until SIGINT/SIGTERM, then close both. Shared by `memgit serve` and
+ * `memgit demo`, so the demo always shows the same UI.
+ */
+export async function serveUntilStopped(store: MemoryStore, options: { host: string; port: number }): Promise<RunningServer> {
+  let server: RunningServer;
+  try {
+    server = await startServer({ store, host: options.host, port: options.port });
+  } catch (error) {
+    await store.close();
+    fail(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`);
+  }
+  process.stdout.write(`memgit: audit UI for ${store.dir} at ${server.url}/ (Ctrl-C to stop)\n`);
+  const stop = async () => {
+    await server.close();
+    await store.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+  return server;
 }
 
 function parsePort(value: string): number {

@@ -1,0 +1,110 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { ChatSession, DEFAULT_MODEL, MemoryCall } from '../chat-session';
+import { lastToolResults, RecordedToolResult, ScriptedReply, ScriptedServer } from '../scripted-server';
+import { MemoryStore } from '../../store/memory-store';
+import { NotAStoreError } from '../../store/errors';
+import { DEMO_SESSIONS, DEMO_SYSTEM, DemoSession } from './transcript';
+import { RECORDED_TOOL_RESULTS } from './tool-results';
+
+export const DEFAULT_DEMO_DIR = '.memgit-demo';
+/** Written into a demo store's .git, so that a rebuild only ever deletes a folder the demo made. */
+const DEMO_MARKER = path.join('memgit', 'demo-store');
+
+export interface DemoBuildOptions {
+  /** Check every tool_result against the recording (default true; false only to re-record). */
+  verify?: boolean;
+  /** Called when a session starts. */
+  onSession?: (session: DemoSession) => void;
+  onText?: (text: string) => void;
+  onMemoryCall?: (call: MemoryCall) => void;
+}
+
+export interface DemoBuildResult {
+  dir: string;
+  sessions: string[];
+  /** Commits written by the agent (the store's first commit not counted). */
+  commits: number;
+  /** Every tool_result memgit sent back, in order: the material of tool-results.json. */
+  toolResults: RecordedToolResult[];
+  millis: number;
+}
+
+/**
+ * Build a fresh demo store in `dir` by replaying the bundled transcript: a scripted Messages API server
+ * plays Claude's side, and each session runs through ChatSession — the SDK's tool runner with memgit's
+ * memory tool, exactly as `memgit chat` does. No API key and no network.
+ */
+export async function buildDemoStore(dir: string, options: DemoBuildOptions = {}): Promise<DemoBuildResult> {
+  const started = Date.now();
+  const target = path.resolve(dir);
+  await clearDemoDir(target);
+  const server = await ScriptedServer.start(DEMO_SESSIONS.flatMap((s) => withRecordedResults(s.replies, options.verify ?? true)));
+  let store: MemoryStore | undefined;
+  try {
+    store = await MemoryStore.open(target);
+    await fs.promises.writeFile(path.join(store.gitdir, DEMO_MARKER), 'built by `memgit demo`; rebuilt on every run\n');
+    const client = new Anthropic({ apiKey: 'demo-needs-no-key', baseURL: server.url, maxRetries: 0 });
+    const base = store.history.all().length;
+    for (const session of DEMO_SESSIONS) {
+      options.onSession?.(session);
+      const chat = new ChatSession({
+        client,
+        store,
+        session: session.id,
+        model: DEFAULT_MODEL,
+        system: DEMO_SYSTEM,
+        onText: options.onText,
+        onMemoryCall: options.onMemoryCall,
+      });
+      await chat.send(session.prompt);
+    }
+    if (server.remaining !== 0) throw new Error(`the demo transcript has ${server.remaining} unplayed replies`);
+    const toolResults = server.messageRequests.flatMap((r) => (r.body ? lastToolResults(r.body) : [])) as unknown as RecordedToolResult[];
+    return {
+      dir: target,
+      sessions: DEMO_SESSIONS.map((s) => s.id),
+      commits: store.history.all().length - base,
+      toolResults,
+      millis: Date.now() - started,
+    };
+  } finally {
+    await store?.close();
+    await server.close();
+  }
+}
+
+/** Every reply after the first of a session expects the results of the previous reply's memory calls. */
+function withRecordedResults(replies: ScriptedReply[], verify: boolean): ScriptedReply[] {
+  if (!verify) return replies;
+  const recorded = RECORDED_TOOL_RESULTS;
+  return replies.map((reply, i) => {
+    if (i === 0) return reply;
+    const expectToolResults = replies[i - 1].content.flatMap((block) => {
+      if (block.type !== 'tool_use') return [];
+      const result = recorded[block.id];
+      if (!result) throw new Error(`tool-results.json has no recording for ${block.id}`);
+      return [{ type: 'tool_result' as const, tool_use_id: block.id, ...result }];
+    });
+    return { ...reply, expectToolResults };
+  });
+}
+
+/** Empty `dir` if it is a demo store built earlier; refuse to touch anything else. */
+async function clearDemoDir(dir: string): Promise<void> {
+  let entries: string[];
+  try {
+    entries = await fs.promises.readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (entries.length === 0) return;
+  if (!fs.existsSync(path.join(dir, '.git', DEMO_MARKER))) {
+    throw new NotAStoreError(
+      `memgit: ${dir} exists and was not built by \`memgit demo\`; choose another --dir or remove it yourself`,
+    );
+  }
+  await fs.promises.rm(dir, { recursive: true, force: true });
+}

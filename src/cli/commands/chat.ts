@@ -1,0 +1,103 @@
+import * as readline from 'node:readline';
+import Anthropic from '@anthropic-ai/sdk';
+import { Command } from 'commander';
+import { describeApiError } from '../../agent/api-error';
+import { ChatSession, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, formatMemoryCall } from '../../agent/chat-session';
+import { isValidId } from '../../contract/paths';
+import { newSessionId } from '../../store/session-id';
+import { fail, openStore, positiveInteger, repoOption, resolveRepo } from '../options';
+
+interface ChatOptions {
+  repo?: string;
+  session?: string;
+  model?: string;
+  system?: string;
+  maxTokens: number;
+  contextEditing?: boolean;
+  stream: boolean;
+}
+
+export const MISSING_KEY_MESSAGE =
+  'memgit chat talks to Claude and needs an API key: set ANTHROPIC_API_KEY ' +
+  '(create one at https://console.anthropic.com/settings/keys). ' +
+  'To see memgit at work without a key, run `npm start` (or `memgit demo`).';
+
+export function registerChat(program: Command): void {
+  program
+    .command('chat')
+    .summary('talk to Claude with the store as its memory')
+    .description(
+      'Talk to Claude through the official SDK\'s tool runner with memgit as the memory tool: every change\n' +
+        'Claude makes to /memories becomes one commit of the store. Claude\'s text streams to stdout; each\n' +
+        'memory call is one line on stderr. With PROMPT, runs that one turn to the end; without it, an\n' +
+        'interactive conversation (end with /exit or Ctrl-D).\n\n' +
+        'Environment: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL, MEMGIT_MODEL.',
+    )
+    .argument('[prompt...]', 'the message to send (omit for an interactive conversation)')
+    .addOption(repoOption())
+    .option('--session <id>', 'session id recorded on every commit; reuse one to continue it (default: a new sess_… id)')
+    .option('--model <model>', `model id (default: $MEMGIT_MODEL or ${DEFAULT_MODEL})`)
+    .option('--system <text>', 'system prompt')
+    .option('--max-tokens <n>', 'largest reply, in tokens', positiveInteger, DEFAULT_MAX_TOKENS)
+    .option('--context-editing', 'clear old tool results as the context grows (memory calls are kept); beta context-management-2025-06-27')
+    .option('--no-stream', 'wait for each whole reply instead of streaming it')
+    .action(async (promptWords: string[], options: ChatOptions) => {
+      if (!process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_AUTH_TOKEN) fail(MISSING_KEY_MESSAGE);
+      const session = options.session ?? newSessionId();
+      if (!isValidId(session)) fail(`invalid --session ${JSON.stringify(session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
+      const model = options.model || process.env.MEMGIT_MODEL || DEFAULT_MODEL;
+      const client = new Anthropic();
+      const store = await openStore(options.repo);
+      let writes = 0;
+      const chat = new ChatSession({
+        client,
+        store,
+        session,
+        model,
+        system: options.system,
+        maxTokens: options.maxTokens,
+        contextEditing: options.contextEditing,
+        stream: options.stream,
+        onText: (text) => process.stdout.write(text),
+        onMemoryCall: (call) => {
+          if (call.commit) writes += 1;
+          process.stderr.write(`${formatMemoryCall(call)}\n`);
+        },
+      });
+      process.stderr.write(
+        `memgit: session ${session} (continue it with --session ${session}), model ${model}, store ${resolveRepo(options.repo)}\n`,
+      );
+      try {
+        const prompt = promptWords.join(' ').trim();
+        if (prompt) await chat.send(prompt);
+        else await converse(chat);
+      } catch (error) {
+        const message = describeApiError(error, client.baseURL);
+        if (message === null) throw error;
+        await store.close();
+        const kept = writes > 0 ? ` (the ${writes} memory write${writes === 1 ? '' : 's'} made before it ${writes === 1 ? 'is' : 'are'} committed)` : '';
+        fail(`${message}${kept}`);
+      }
+      await store.close();
+    });
+}
+
+/** The interactive mode: one user turn per line, until /exit or the end of input. */
+async function converse(chat: ChatSession): Promise<void> {
+  const interactive = Boolean(process.stdin.isTTY);
+  const lines = readline.createInterface({ input: process.stdin, output: interactive ? process.stderr : undefined, terminal: interactive });
+  if (interactive) process.stderr.write('Type a message and press Enter; /exit or Ctrl-D ends the conversation.\n');
+  const prompt = () => interactive && lines.prompt();
+  lines.setPrompt('you> ');
+  prompt();
+  try {
+    for await (const line of lines) {
+      const text = line.trim();
+      if (text === '/exit') break;
+      if (text) await chat.send(text);
+      prompt();
+    }
+  } finally {
+    lines.close();
+  }
+}

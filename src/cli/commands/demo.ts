@@ -1,0 +1,76 @@
+import * as path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { formatMemoryCall } from '../../agent/chat-session';
+import { buildDemoStore, DEFAULT_DEMO_DIR } from '../../agent/demo/build';
+import { INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../agent/demo/transcript';
+import { MemoryStore } from '../../store/memory-store';
+import { toLine } from './log';
+import { serveUntilStopped } from './serve';
+
+interface DemoOptions {
+  dir: string;
+  port: number;
+  host: string;
+  serve: boolean;
+}
+
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .summary('build a demo store from a recorded conversation and open the audit UI (no API key needed)')
+    .description(
+      'Build a fresh demo store by replaying a bundled, recorded transcript — a support assistant getting to\n' +
+        'know one customer over three sessions — through a local scripted Messages API server and the SDK\'s\n' +
+        'tool runner, the same path as `memgit chat`. Then serve the audit UI on it. No API key, no network.\n' +
+        'In the third session a pasted ticket plants a false "fact" in memory: find it, and roll it back.',
+    )
+    .option('--dir <dir>', 'where to build the demo store (rebuilt on every run)', DEFAULT_DEMO_DIR)
+    .option('--port <n>', 'port of the audit UI (0 picks a free one)', parsePort, 3000)
+    .option('--host <host>', 'interface the audit UI binds to', '127.0.0.1')
+    .option('--no-serve', 'build the store, print how to look at it, and exit')
+    .action(async (options: DemoOptions) => {
+      const out = (line = '') => process.stdout.write(`${line}\n`);
+      const dir = path.resolve(options.dir);
+      out(`memgit demo: building a fresh demo store in ${dir}`);
+      out('Replaying 3 recorded support conversations through the SDK tool runner (scripted server: no API key, no network).');
+      const built = await buildDemoStore(dir, {
+        onSession: (session) => out(`\n${session.id}  ${session.speaker}`),
+        onMemoryCall: (call) => out(`  ${formatMemoryCall(call)}`),
+      });
+      out(`\nBuilt in ${(built.millis / 1000).toFixed(1)} s: ${built.commits} commits in ${built.sessions.length} sessions.\n`);
+
+      const store = await MemoryStore.open(dir);
+      out(`$ memgit log --repo ${displayPath(dir)}`);
+      out([...store.history.all()].reverse().map(toLine).join('\n'));
+      const cli = selfCommand();
+      out(
+        `\nIn session ${INJECTED_SESSION} a pasted helpdesk ticket told the assistant to remember that Acme's refunds\n` +
+          `are pre-approved without verification, and it did: tool_use ${INJECTED_TOOL_USE_ID}. See it with\n` +
+          `  ${cli} show ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)}`,
+      );
+      if (!options.serve) {
+        await store.close();
+        return;
+      }
+      out();
+      await serveUntilStopped(store, options);
+    });
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('expected a port number (0-65535)');
+  return port;
+}
+
+/** How to run memgit again the way it was run now: the installed `memgit`, or `node <script>` from a clone. */
+function selfCommand(): string {
+  const script = process.argv[1] ?? 'memgit';
+  if (path.basename(script) === 'memgit') return 'memgit';
+  return `node ${displayPath(script)}`;
+}
+
+function displayPath(target: string): string {
+  const relative = path.relative(process.cwd(), target);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : target;
+}
