@@ -1,0 +1,322 @@
+/**
+ * The memgit CLI as users and scripts run it: the built program spawned as a process.
+ */
+import { spawnSync, SpawnSyncReturns } from 'node:child_process';
+import { runCommand } from '../../src/contract';
+import { runAndApply, treeFrom, contractOptions } from '../contract/harness';
+import { ExpectedCommit, expectRepository, gitReport, loadVectors, makeTempDir, MUTATING_COMMANDS, normalisedPath, removeDir, Vector } from '../store/git-helpers';
+import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
+
+const vectors = loadVectors();
+const dirs: string[] = [];
+
+function tempRepo(): string {
+  const dir = makeTempDir('memgit-cli-');
+  dirs.push(dir);
+  return dir;
+}
+
+/** The environment of a user without MEMGIT_REPO set. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.MEMGIT_REPO;
+  return env;
+}
+
+function memgit(args: string[], input = '', env = cleanEnv()): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [CLI_MAIN, ...args], { input, encoding: 'utf8', env, cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 });
+}
+
+function toolUseLine(id: string, input: unknown): string {
+  return JSON.stringify({ type: 'tool_use', id, name: 'memory', input });
+}
+
+beforeAll(async () => {
+  await ensureBuilt();
+});
+
+afterAll(() => dirs.forEach(removeDir));
+
+/** The commit a successful mutating call makes (spec §5). */
+function commitFor(id: string, input: Record<string, unknown>, session: string): ExpectedCommit {
+  return input.command === 'rename'
+    ? { id, session, command: 'rename', path: normalisedPath(String(input.old_path)), newPath: normalisedPath(String(input.new_path)) }
+    : { id, session, command: String(input.command), path: normalisedPath(String(input.path)) };
+}
+
+/** One line of an exec stream and what must come back for it. */
+interface StreamLine {
+  line: string;
+  check: (output: unknown) => void;
+}
+
+/**
+ * Every vector in one long stream against one store: its setup, its input, then deletes that bring the
+ * memory back to empty (computed with the in-memory model), so the next vector starts from a fresh
+ * memory. Malformed lines are mixed in; each gets an error line and the stream goes on.
+ */
+async function vectorStream(selected: Vector[], session: string): Promise<{ lines: StreamLine[]; commits: ExpectedCommit[] }> {
+  const lines: StreamLine[] = [];
+  const commits: ExpectedCommit[] = [];
+  const succeeds = (id: string, input: Record<string, unknown>, text?: string) => {
+    lines.push({
+      line: toolUseLine(id, input),
+      check: (output) =>
+        expect({ input, output }).toEqual({ input, output: { type: 'tool_result', tool_use_id: id, content: text ?? expect.any(String) } }),
+    });
+    if (MUTATING_COMMANDS.has(String(input.command))) commits.push(commitFor(id, input, session));
+  };
+  const malformed: Array<[string, (error: string) => void]> = [
+    ['{"type":"tool_use","id":"toolu_x","name":"memory","input":', (e) => expect(e).toMatch(/^invalid JSON: /)],
+    ['', (e) => expect(e).toMatch(/^invalid JSON: /)],
+    ['[1,2]', (e) => expect(e).toBe('expected a JSON object')],
+    ['"tool_use"', (e) => expect(e).toBe('expected a JSON object')],
+    ['{"type":"text","text":"hi"}', (e) => expect(e).toBe('expected "type":"tool_use", got "text"')],
+    ['{"id":"toolu_y","name":"memory","input":{}}', (e) => expect(e).toBe('expected "type":"tool_use", got nothing')],
+    [toolUseLine('toolu_z', { command: 'view', path: '/memories' }).replace('"memory"', '"bash"'), (e) => expect(e).toBe('expected the memory tool ("name":"memory"), got "bash"')],
+  ];
+  for (const [index, vector] of selected.entries()) {
+    const options = contractOptions(vector.options);
+    for (const [step, command] of vector.setup.entries()) succeeds(`toolu_v${index}_setup${step}`, command);
+    const inputId = `toolu_v${index}_input`;
+    lines.push({
+      line: toolUseLine(inputId, vector.input),
+      check: (output) =>
+        expect({ vector: vector.name, output }).toEqual({
+          vector: vector.name,
+          output: vector.expect.is_error
+            ? { type: 'tool_result', tool_use_id: inputId, content: vector.expect.text, is_error: true }
+            : { type: 'tool_result', tool_use_id: inputId, content: vector.expect.text },
+        }),
+    });
+    if (!vector.expect.is_error && MUTATING_COMMANDS.has(String(vector.input.command))) {
+      commits.push(commitFor(inputId, vector.input, session));
+    }
+    const model = await treeFrom(vector.setup, options);
+    await runAndApply(model, vector.input, options);
+    for (const item of model.items().filter((i) => !i.path.includes('/'))) {
+      const path = `/memories/${item.path}`;
+      succeeds(`toolu_v${index}_cleanup_${lines.length}`, { command: 'delete', path }, `Successfully deleted ${path}`);
+    }
+    if (index % 15 === 0) {
+      const [line, check] = malformed[(index / 15) % malformed.length];
+      lines.push({
+        line,
+        check: (output) => {
+          expect(Object.keys(output as object).sort()).toEqual(['error', 'type']);
+          expect((output as { type: string }).type).toBe('error');
+          check((output as { error: string }).error);
+        },
+      });
+    }
+  }
+  // The memory really is empty again after each vector's cleanup.
+  const emptyView = await runCommand({ command: 'view', path: '/memories' }, await treeFrom([]), contractOptions());
+  lines.push({
+    line: toolUseLine('toolu_final_view', { command: 'view', path: '/memories' }),
+    check: (output) => expect(output).toEqual({ type: 'tool_result', tool_use_id: 'toolu_final_view', content: emptyView.text }),
+  });
+  return { lines, commits };
+}
+
+function runStream(repo: string, args: string[], stream: StreamLine[]): void {
+  const run = memgit(['exec', '--repo', repo, ...args], stream.map((s) => s.line).join('\n') + '\n');
+  expect(run.stderr).toBe('');
+  expect(run.status).toBe(0);
+  const outputs = run.stdout.split('\n');
+  expect(outputs.pop()).toBe('');
+  expect(outputs).toHaveLength(stream.length);
+  stream.forEach((s, index) => s.check(JSON.parse(outputs[index])));
+}
+
+describe('memgit exec', () => {
+  it('answers every vector, line by line, in one long stream', async () => {
+    const selected = vectors.filter((v) => v.options === undefined);
+    expect(selected.length).toBeGreaterThan(100);
+    const repo = tempRepo();
+    const { lines, commits } = await vectorStream(selected, 'sess_cli_vectors');
+    runStream(repo, ['--session', 'sess_cli_vectors'], lines);
+    expectRepository(gitReport(repo), commits);
+  });
+
+  it('answers the strict-create vectors with --create-mode error', async () => {
+    const selected = vectors.filter((v) => v.options?.createMode === 'error');
+    expect(selected.length).toBeGreaterThan(0);
+    const repo = tempRepo();
+    const { lines, commits } = await vectorStream(selected, 'sess_cli_strict');
+    runStream(repo, ['--session', 'sess_cli_strict', '--create-mode', 'error'], lines);
+    expectRepository(gitReport(repo), commits);
+  });
+
+  it('overwrites by default and refuses with --create-mode error', () => {
+    const repo = tempRepo();
+    const create = (id: string, text: string) => toolUseLine(id, { command: 'create', path: '/memories/a.md', file_text: text });
+    const overwrite = memgit(['exec', '--repo', repo, '--session', 's1'], `${create('t1', 'one')}\n${create('t2', 'two')}\n`);
+    expect(overwrite.stdout.trim().split('\n').map((l) => JSON.parse(l).content)).toEqual([
+      'File created successfully at: /memories/a.md',
+      'File created successfully at: /memories/a.md',
+    ]);
+    const strict = memgit(['exec', '--repo', repo, '--session', 's1', '--create-mode', 'error'], `${create('t3', 'three')}\n`);
+    expect(JSON.parse(strict.stdout)).toEqual({
+      type: 'tool_result',
+      tool_use_id: 't3',
+      content: 'Error: File /memories/a.md already exists',
+      is_error: true,
+    });
+    const bogus = memgit(['exec', '--repo', repo, '--create-mode', 'strict'], '');
+    expect(bogus.status).not.toBe(0);
+    expect(bogus.stderr).toContain("argument 'strict' is invalid. Allowed choices are overwrite, error.");
+  });
+
+  it('makes up a session id when none is given, and refuses an invalid one', () => {
+    const repo = tempRepo();
+    const run = memgit(['exec', '--repo', repo], `${toolUseLine('t1', { command: 'create', path: '/memories/s.md', file_text: '' })}\n`);
+    expect(run.status).toBe(0);
+    const session = /^memgit: session (sess_\d{8}T\d{6}_[a-z0-9]{4})\n$/.exec(run.stderr)?.[1];
+    expect(session).toBeDefined();
+    expectRepository(gitReport(repo), [{ id: 't1', command: 'create', path: '/memories/s.md', session: session! }]);
+
+    const invalid = memgit(['exec', '--repo', repo, '--session', 'two words'], '');
+    expect(invalid.status).toBe(1);
+    expect(invalid.stderr).toBe('memgit: invalid --session "two words": use 1-128 of A-Z a-z 0-9 _ . : -\n');
+  });
+
+  it('uses $MEMGIT_REPO when --repo is not given', () => {
+    const repo = tempRepo();
+    const run = memgit(['exec', '--session', 's'], `${toolUseLine('t1', { command: 'create', path: '/memories/env.md', file_text: 'e' })}\n`, {
+      ...cleanEnv(),
+      MEMGIT_REPO: repo,
+    });
+    expect(run.status).toBe(0);
+    expectRepository(gitReport(repo), [{ id: 't1', command: 'create', path: '/memories/env.md', session: 's' }]);
+  });
+});
+
+describe('memgit log and show', () => {
+  let repo: string;
+  /** Full commit ids, newest first, from the git CLI. */
+  let commitIds: string[];
+
+  beforeAll(() => {
+    repo = tempRepo();
+    const first = [
+      toolUseLine('toolu_s1_1', { command: 'create', path: '/memories/a.md', file_text: 'one\nkeep\n' }),
+      toolUseLine('toolu_s1_2', { command: 'create', path: '/memories/dir/b.md', file_text: 'b' }),
+    ];
+    const second = [
+      toolUseLine('toolu_s2_1', { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'two' }),
+      toolUseLine('toolu_s2_2', { command: 'rename', old_path: '/memories/dir', new_path: '/memories/dir2' }),
+      toolUseLine('toolu_s2_3', { command: 'view', path: '/memories' }),
+    ];
+    expect(memgit(['exec', '--repo', repo, '--session', 'sess_one'], first.join('\n') + '\n').status).toBe(0);
+    expect(memgit(['exec', '--repo', repo, '--session', 'sess_two'], second.join('\n') + '\n').status).toBe(0);
+    commitIds = spawnSync('git', ['-C', repo, 'rev-list', 'HEAD'], { encoding: 'utf8' }).stdout.trim().split('\n');
+    expect(commitIds).toHaveLength(5);
+  });
+
+  const logJson = (...args: string[]) => {
+    const run = memgit(['log', '--repo', repo, '--json', ...args]);
+    expect(run.status).toBe(0);
+    return run.stdout.trim() ? run.stdout.trim().split('\n').map((line) => JSON.parse(line)) : [];
+  };
+
+  it('--json prints one object per commit, newest first, with every field', () => {
+    const entries = logJson();
+    expect(entries.map((e) => e.commit)).toEqual(commitIds);
+    expect(entries.map((e) => [e.tool_use_id, e.session, e.command, e.path, e.new_path])).toEqual([
+      ['toolu_s2_2', 'sess_two', 'rename', '/memories/dir', '/memories/dir2'],
+      ['toolu_s2_1', 'sess_two', 'str_replace', '/memories/a.md', null],
+      ['toolu_s1_2', 'sess_one', 'create', '/memories/dir/b.md', null],
+      ['toolu_s1_1', 'sess_one', 'create', '/memories/a.md', null],
+      [null, null, null, null, null],
+    ]);
+    expect(entries[4].title).toBe('memgit: initialise store');
+    for (const entry of entries) {
+      expect(Object.keys(entry).sort()).toEqual(['actor', 'command', 'commit', 'new_path', 'path', 'reason', 'reverts', 'session', 'time', 'title', 'tool_use_id']);
+      expect(new Date(entry.time).toISOString()).toBe(entry.time);
+      expect(Math.abs(Date.now() - Date.parse(entry.time))).toBeLessThan(10 * 60 * 1000);
+    }
+  });
+
+  it('filters by --session and --path, and limits with -n', () => {
+    expect(logJson('--session', 'sess_one').map((e) => e.tool_use_id)).toEqual(['toolu_s1_2', 'toolu_s1_1']);
+    expect(logJson('--session', 'nobody')).toEqual([]);
+    expect(logJson('--path', '/memories/dir').map((e) => e.tool_use_id)).toEqual(['toolu_s2_2', 'toolu_s1_2']);
+    expect(logJson('--path', '/memories/dir2/b.md').map((e) => e.tool_use_id)).toEqual(['toolu_s2_2']);
+    expect(logJson('--path', '/memories/a.md', '--session', 'sess_two').map((e) => e.tool_use_id)).toEqual(['toolu_s2_1']);
+    expect(logJson('-n', '2').map((e) => e.tool_use_id)).toEqual(['toolu_s2_2', 'toolu_s2_1']);
+  });
+
+  it('prints one text line per commit, newest first', () => {
+    const run = memgit(['log', '--repo', repo]);
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines).toHaveLength(5);
+    const time = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
+    expect(lines[0]).toMatch(new RegExp(`^${commitIds[0].slice(0, 12)}  ${time}  sess_two  rename /memories/dir -> /memories/dir2  toolu_s2_2$`));
+    expect(lines[1]).toMatch(new RegExp(`^${commitIds[1].slice(0, 12)}  ${time}  sess_two  str_replace /memories/a.md  toolu_s2_1$`));
+    expect(lines[3]).toMatch(new RegExp(`^${commitIds[3].slice(0, 12)}  ${time}  sess_one  create /memories/a.md  toolu_s1_1$`));
+    expect(lines[4]).toMatch(new RegExp(`^${commitIds[4].slice(0, 12)}  ${time}  -  \\(store\\)  memgit: initialise store$`));
+    const none = memgit(['log', '--repo', repo, '--session', 'nobody']);
+    expect(none.status).toBe(0);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toBe('memgit: no commits match\n');
+  });
+
+  it('shows a commit by tool_use id: metadata and unified diff', () => {
+    const run = memgit(['show', 'toolu_s2_1', '--repo', repo]);
+    expect(run.status).toBe(0);
+    const [meta, diff] = run.stdout.split('\n\n');
+    expect(meta.split('\n')).toEqual([
+      `commit ${commitIds[1]}`,
+      `parent ${commitIds[2]}`,
+      expect.stringMatching(/^date {4}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/),
+      'tool_use toolu_s2_1',
+      'session sess_two',
+      'command str_replace',
+      'path    /memories/a.md',
+    ]);
+    expect(diff).toBe('--- a/memories/a.md\n+++ b/memories/a.md\n@@ -1,2 +1,2 @@\n-one\n+two\n keep\n');
+  });
+
+  it('shows a commit by abbreviated commit id, the same as by tool_use id', () => {
+    const byId = memgit(['show', 'toolu_s2_2', '--repo', repo]);
+    const byCommit = memgit(['show', commitIds[0].slice(0, 7), '--repo', repo]);
+    expect(byCommit.status).toBe(0);
+    expect(byCommit.stdout).toBe(byId.stdout);
+    expect(byCommit.stdout).toContain('new path /memories/dir2');
+    expect(byCommit.stdout).toContain('--- a/memories/dir/b.md\n+++ b/memories/dir2/b.md');
+    const json = JSON.parse(memgit(['show', commitIds[0].toUpperCase(), '--repo', repo, '--json']).stdout);
+    expect(json).toMatchObject({ commit: commitIds[0], parent: commitIds[1], tool_use_id: 'toolu_s2_2', command: 'rename' });
+    expect(json.patches).toHaveLength(1);
+  });
+
+  // Git ref names are never resolved (agent-controlled strings must not reach git as refs), and
+  // toolu_s2_3 was a view, which makes no commit.
+  it.each(['nope', 'ffff', 'deadbeef', 'HEAD', 'main', 'toolu_s2_3'])('refuses an unknown ref %s with a clear error', (ref) => {
+    const run = memgit(['show', '--repo', repo, ref]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^memgit: no commit or tool_use id ".+" in this store\n$/);
+  });
+});
+
+describe('help', () => {
+  it.each([
+    [[], ['exec', 'log', 'show', '--repo', 'MEMGIT_REPO']],
+    [['exec'], ['--repo', '--session', '--create-mode', 'overwrite', 'error', 'tool_use', 'stdin']],
+    [['log'], ['--repo', '--session', '--path', '--json', '--max-count']],
+    [['show'], ['--repo', '--json', 'tool_use id', 'commit id']],
+  ])('memgit %j --help explains the command', (command, mentions) => {
+    const run = memgit([...command, '--help']);
+    expect(run.status).toBe(0);
+    for (const mention of mentions) expect(run.stdout).toContain(mention);
+  });
+
+  it('runs as `npx memgit` from the repository root', () => {
+    // Offline: the package must come from this checkout, never from the registry.
+    const run = spawnSync('npx', ['memgit', '--help'], { cwd: REPO_ROOT, encoding: 'utf8', env: { ...cleanEnv(), npm_config_offline: 'true' } });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('Usage: memgit');
+  });
+});
