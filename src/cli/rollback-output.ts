@@ -72,7 +72,7 @@ function summary(outcome: RollbackOutcome): string {
 export function formatConflicts(outcome: RollbackOutcome): string {
   const lines = [`memgit: conflict: ${outcome.title} would undo changes that later calls built on; nothing was written`];
   for (const c of outcome.conflicts) {
-    lines.push(`  ${c.path}${c.lines ? ` (now lines ${c.lines.from}-${c.lines.to})` : ''}: ${c.message}`);
+    lines.push(`  ${c.path}: ${c.message}`);
     for (const call of c.calls) {
       const where = call.lines.length ? `, wrote lines ${call.lines.map((l) => (l.from === l.to ? `${l.from}` : `${l.from}-${l.to}`)).join(', ')}` : '';
       lines.push(`    by ${call.toolUseId ?? call.title} (commit ${call.commit.slice(0, 12)}${call.session ? `, session ${call.session}` : ''}${where})`);

@@ -267,7 +267,8 @@ async function fileDiffsOf(store: MemoryStore, p: Plan): Promise<RollbackFileDif
   for (const d of diffs) {
     const before = d.oldPath ? await text(p.before, d.oldPath.slice(1)) : '';
     const after = d.newPath ? await text(p.after, d.newPath.slice(1)) : '';
-    result.push({ ...d, patch: unifiedTextDiff(d, before, after) });
+    const patch = unifiedTextDiff(d, before, after);
+    result.push({ ...d, patch: patch.endsWith('\n') ? patch : `${patch}\n` });
   }
   return result;
 }

@@ -228,17 +228,11 @@ export class RollbackPlanner {
         const footprint = baseFootprint(base, await this.text(t.oldOid), await this.text(t.newOid));
         if (footprint.some((range) => overlaps(range, region.base))) culprits.push(t);
       }
+      // An empty region (both sides inserted at one place) is reported as the line it sits before.
       const from = region.ours.start + 1;
       const to = Math.max(region.ours.end, from);
-      const lines = region.ours.end > region.ours.start ? `lines ${from}-${to}` : `line ${from}`;
-      await this.conflict(
-        target,
-        now,
-        'lines',
-        culprits.length ? culprits : contentTouches,
-        `${who} changed /${now} ${lines}, and later calls changed the same lines`,
-        { from, to },
-      );
+      const message = `later calls changed the lines that ${who} changed (${to > from ? `lines ${from}-${to}` : `line ${from}`} of the file now)`;
+      await this.conflict(target, now, 'lines', culprits.length ? culprits : contentTouches, message, { from, to });
     }
   }
 }
