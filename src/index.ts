@@ -18,7 +18,10 @@ export {
   NotAStoreError,
   StoreCorruptError,
   LockTimeoutError,
+  RollbackRefusedError,
+  StaleHeadError,
 } from './store/errors';
+export type { RollbackOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
 export { newSessionId } from './store/session-id';
 export { runCommand } from './contract';
 export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './contract/types';
