@@ -199,14 +199,18 @@ function entryMatcher(ctx: AuditContext, filter: CommitFilter): (entry: HistoryE
   };
 }
 
-/** Did this commit add an occurrence of `text` to the memory? (A rename moves text; it adds none.) */
+/**
+ * Did this commit add an occurrence of `text` (case-insensitive) to the memory? A rename moves text
+ * without adding any, so occurrences are counted over all the files the commit changed.
+ */
 export async function introduces(ctx: AuditContext, entry: HistoryEntry, text: string): Promise<boolean> {
+  const needle = text.toLowerCase();
   const changes = entry.changes.filter((c) => isMemoryFile(c.path));
   let after = 0;
-  for (const change of changes) after += occurrences(await textOf(ctx, change.newOid), text);
+  for (const change of changes) after += occurrences((await textOf(ctx, change.newOid)).toLowerCase(), needle);
   if (after === 0) return false;
   let before = 0;
-  for (const change of changes) before += occurrences(await textOf(ctx, change.oldOid), text);
+  for (const change of changes) before += occurrences((await textOf(ctx, change.oldOid)).toLowerCase(), needle);
   return after > before;
 }
 
