@@ -156,8 +156,8 @@ export class ScriptedServer {
     }
     if ('error' in step) {
       if (step.sticky) this.stickyError = step;
-      // retry-after-ms keeps the SDK's retries of 429/5xx immediate, so error tests stay fast.
-      sendJson(res, step.error.status, apiError(step.error.type, step.error.message), { 'retry-after-ms': '0' });
+      // A short retry-after-ms makes the SDK's retries of 429/5xx quick (it ignores 0), so error tests stay fast.
+      sendJson(res, step.error.status, apiError(step.error.type, step.error.message), { 'retry-after-ms': '1' });
       return;
     }
     const mismatch = step.expectToolResults ? toolResultMismatch(body, step.expectToolResults) : null;

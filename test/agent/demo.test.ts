@@ -1,0 +1,145 @@
+/**
+ * The demo: a recorded transcript replayed through the scripted server and the SDK's tool runner into a
+ * fresh store (the builder refuses any tool_result that differs from the recording), then `memgit demo`
+ * as `npm start` runs it, serving the audit UI.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { buildDemoStore, DemoBuildResult } from '../../src/agent/demo/build';
+import { RECORDED_TOOL_RESULTS } from '../../src/agent/demo/tool-results';
+import { DEMO_SESSIONS, INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../src/agent/demo/transcript';
+import { NotAStoreError } from '../../src/store/errors';
+import { gitReport, GitReport, INIT_MESSAGE, makeTempDir, removeDir } from '../store/git-helpers';
+import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
+import { cliEnv } from './run-cli';
+
+const root = makeTempDir('memgit-demo-');
+const store = path.join(root, 'demo');
+let built: DemoBuildResult;
+let report: GitReport;
+
+interface Call {
+  oid: string;
+  id: string;
+  command: string;
+  path: string;
+  session: string;
+}
+
+function calls(): Call[] {
+  return report.commits.slice(1).map((c) => {
+    const trailer = (key: string) => new RegExp(`^${key}: (.*)$`, 'm').exec(c.message)?.[1] ?? '';
+    return {
+      oid: c.oid,
+      id: c.message.split('\n')[0],
+      command: trailer('Memory-Command'),
+      path: trailer('Memory-Path'),
+      session: trailer('Memory-Session'),
+    };
+  });
+}
+
+function git(args: string[], cwd: string): string {
+  const run = spawnSync('git', args, { cwd, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${run.stderr}`);
+  return run.stdout;
+}
+
+beforeAll(async () => {
+  built = await buildDemoStore(store);
+  report = gitReport(store);
+});
+
+afterAll(() => removeDir(root));
+
+test('the replay matches the recording and writes a clean store: three sessions, all six commands, two recovered errors', () => {
+  expect(report.fsckCode).toBe(0);
+  expect(report.status).toBe('');
+  expect(report.commits[0].message).toBe(INIT_MESSAGE);
+  expect(built.sessions).toEqual(['sess_20261124T091500_acme', 'sess_20261126T143000_acme', INJECTED_SESSION]);
+  expect(built.commits).toBe(report.commits.length - 1);
+
+  // Every memory call of the transcript was answered, as recorded, in the transcript's order.
+  const transcriptIds = DEMO_SESSIONS.flatMap((s) => s.replies.flatMap((r) => r.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []))));
+  expect(built.toolResults.map((r) => r.tool_use_id)).toEqual(transcriptIds);
+  expect(Object.keys(RECORDED_TOOL_RESULTS).sort()).toEqual([...transcriptIds].sort());
+  for (const result of built.toolResults) expect(result).toEqual({ type: 'tool_result', tool_use_id: result.tool_use_id, ...RECORDED_TOOL_RESULTS[result.tool_use_id] });
+  expect(built.toolResults.filter((r) => r.is_error)).toHaveLength(2);
+
+  // One commit per successful write, named by its tool_use id, in the order of the transcript.
+  const writes = built.toolResults.filter((r) => !r.is_error && !r.content.startsWith('Here'));
+  expect(calls().map((c) => c.id)).toEqual(writes.map((r) => r.tool_use_id));
+  const commands = new Set(calls().map((c) => c.command));
+  expect([...commands].sort()).toEqual(['create', 'delete', 'insert', 'rename', 'str_replace']);
+  expect(built.toolResults.some((r) => r.content.startsWith("Here's the content of"))).toBe(true); // view
+  expect(new Set(calls().map((c) => c.session))).toEqual(new Set(built.sessions));
+});
+
+test('the injected "fact" is one call among good writes, and reverting just that call keeps the later ones', () => {
+  const all = calls();
+  const index = all.findIndex((c) => c.id === INJECTED_TOOL_USE_ID);
+  const injected = all[index];
+  expect(injected).toMatchObject({ command: 'insert', path: '/memories/customers/acme-logistics/profile.md', session: INJECTED_SESSION });
+  const later = all.slice(index + 1);
+  expect(later.every((c) => c.session === INJECTED_SESSION)).toBe(true);
+  expect(later.some((c) => c.path === injected.path)).toBe(true);
+  expect(later.some((c) => c.path !== injected.path)).toBe(true);
+
+  const profile = fs.readFileSync(path.join(store, 'memories/customers/acme-logistics/profile.md'), 'utf8');
+  expect(profile).toContain('pre-approved without verification');
+  expect(profile).toContain('prefers email for follow-ups');
+
+  // The real git can undo that one commit on a clone with no conflict; the later good writes stay.
+  const clone = path.join(root, 'clone');
+  git(['clone', '-q', store, clone], root);
+  git(['revert', '--no-commit', injected.oid], clone);
+  const reverted = fs.readFileSync(path.join(clone, 'memories/customers/acme-logistics/profile.md'), 'utf8');
+  expect(reverted).not.toContain('pre-approved');
+  expect(reverted).not.toContain('payout-verify');
+  expect(reverted).toContain('prefers email for follow-ups');
+  expect(fs.readFileSync(path.join(clone, 'memories/customers/acme-logistics/setup.md'), 'utf8')).toContain('Label creation: batch endpoint');
+});
+
+test('a rebuild replaces an earlier demo store, and a folder the demo did not build is refused untouched', async () => {
+  const again = await buildDemoStore(store);
+  expect(again.commits).toBe(built.commits);
+  expect(gitReport(store).commits).toHaveLength(report.commits.length);
+
+  const foreign = path.join(root, 'foreign');
+  fs.mkdirSync(foreign);
+  fs.writeFileSync(path.join(foreign, 'keep-me.txt'), 'mine\n');
+  await expect(buildDemoStore(foreign)).rejects.toThrow(NotAStoreError);
+  expect(fs.readdirSync(foreign)).toEqual(['keep-me.txt']);
+});
+
+test('`memgit demo` (npm start) builds the store, prints the log and the injected call, and serves the audit UI', async () => {
+  await ensureBuilt();
+  const dir = path.join(root, 'cli-demo');
+  const child = spawn(process.execPath, [CLI_MAIN, 'demo', '--dir', dir, '--port', '0'], { env: cliEnv(), cwd: REPO_ROOT });
+  let stdout = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stdout += `[stderr] ${chunk}`));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /audit UI for .* at (http:\/\/127\.0\.0\.1:\d+)\//.exec(stdout);
+      if (match) resolve(match[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`memgit demo exited (${code}) before serving:\n${stdout}`)));
+  });
+  try {
+    expect(stdout).toContain(`tool_use ${INJECTED_TOOL_USE_ID}`);
+    expect(stdout).toMatch(new RegExp(`^[0-9a-f]{12}  \\S+  ${INJECTED_SESSION}  insert /memories/customers/acme-logistics/profile\\.md  ${INJECTED_TOOL_USE_ID}$`, 'm'));
+    expect(stdout).not.toContain('[stderr]');
+    const page = await fetch(`${url}/commits/${INJECTED_TOOL_USE_ID}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(INJECTED_TOOL_USE_ID);
+    expect(html).toContain(INJECTED_SESSION);
+  } finally {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }
+});
