@@ -105,6 +105,7 @@ export class MemoryStore {
     this.lock = new WriteLock(path.join(this.gitdir, 'memgit-write'), {
       staleMs: options.lockStaleMs,
       timeoutMs: options.lockTimeoutMs,
+      log: (message) => this.log(message),
     });
     this.contractOptions = {
       createMode: options.createMode ?? 'overwrite',
@@ -128,7 +129,7 @@ export class MemoryStore {
     const store = new MemoryStore(dir, options);
     await store.lock.withLock(async () => {
       await store.initialiseIfNew();
-      await store.recoverIfNeeded();
+      await store.recoverIfNeeded({ scanWorktree: true });
       const head = await store.readHead();
       await store.history.open(head);
       store.head = head;
@@ -159,7 +160,7 @@ export class MemoryStore {
         return { result: toResult(id, outcome), outcome };
       });
     }
-    return this.lock.withLock(() => this.mutate(id, context.session, input));
+    return this.withWriteLock(() => this.mutate(id, context.session, input));
   }
 
   /**
@@ -258,7 +259,7 @@ export class MemoryStore {
     build: (head: string) => Promise<{ memoryTree: string | null; meta: CommitMeta; value: T } | null>,
   ): Promise<{ commit: string | null; value: T | null }> {
     this.assertOpen();
-    return this.lock.withLock(async () => {
+    return this.withWriteLock(async () => {
       const head = await this.refreshHead();
       const built = await build(head);
       if (!built) return { commit: null, value: null };
@@ -266,6 +267,17 @@ export class MemoryStore {
       const rootTree = await this.replaceMemoryTree(headTree, built.memoryTree);
       const commit = await this.commitChange(head, headTree, rootTree, built.meta);
       return { commit, value: built.value };
+    });
+  }
+
+  /**
+   * Run a write under the lock, first repairing a write that another process (or this one) left
+   * unfinished: a long-lived store must not build on a half-projected working tree until it is reopened.
+   */
+  private withWriteLock<T>(task: () => Promise<T>): Promise<T> {
+    return this.lock.withLock(async () => {
+      await this.recoverIfNeeded();
+      return task();
     });
   }
 
@@ -386,14 +398,18 @@ export class MemoryStore {
     const configPath = path.join(this.gitdir, 'config');
     if (fs.existsSync(configPath)) {
       await configureRepository(this.durableFs, this.dir, this.gitdir);
-      return;
+      if ((await git.listBranches({ fs: this.durableFs.gitFs, gitdir: this.gitdir })).length > 0) return;
+      // A first open killed between `git init` and the first commit (HEAD may even be missing): finish it.
+      this.log(`finishing the initialisation of ${this.dir}, interrupted before its first commit`);
+      await this.durableFs.writeFile(path.join(this.gitdir, 'HEAD'), `ref: refs/heads/${STORE_BRANCH}\n`);
+    } else {
+      const existing = (await fs.promises.readdir(this.dir)).filter((name) => name !== '.git' && name !== 'README.md');
+      if (existing.length > 0) {
+        throw new NotAStoreError(`memgit: ${this.dir} is not empty and is not a git repository; choose an empty folder`);
+      }
+      await git.init({ fs: this.durableFs.gitFs, dir: this.dir, gitdir: this.gitdir, defaultBranch: STORE_BRANCH });
+      await configureRepository(this.durableFs, this.dir, this.gitdir);
     }
-    const existing = (await fs.promises.readdir(this.dir)).filter((name) => name !== '.git' && name !== 'README.md');
-    if (existing.length > 0) {
-      throw new NotAStoreError(`memgit: ${this.dir} is not empty and is not a git repository; choose an empty folder`);
-    }
-    await git.init({ fs: this.durableFs.gitFs, dir: this.dir, gitdir: this.gitdir, defaultBranch: STORE_BRANCH });
-    await configureRepository(this.durableFs, this.dir, this.gitdir);
     const attributes = await this.objects.writeBlob(Buffer.from(GITATTRIBUTES));
     const keep = await this.objects.writeBlob(new Uint8Array(0));
     const memories = await this.objects.writeTree([{ mode: '100644', path: KEEP_FILE, oid: keep, type: 'blob' }]);
@@ -416,15 +432,20 @@ export class MemoryStore {
     // The transaction marker makes recoverIfNeeded() project the first commit onto the working tree.
   }
 
-  private async recoverIfNeeded(): Promise<void> {
+  /**
+   * Repair an interrupted write (the transaction marker is there) or a missing index. On open
+   * (`scanWorktree`) also look for links, FIFOs and other special files planted in the working tree.
+   */
+  private async recoverIfNeeded(options: { scanWorktree?: boolean } = {}): Promise<void> {
     const interrupted = fs.existsSync(this.transactionFile);
     const indexMissing = !fs.existsSync(path.join(this.gitdir, 'index'));
-    if (!interrupted && !indexMissing) return;
+    const planted = !interrupted && !indexMissing && options.scanWorktree && (await this.worktree.hasSpecialFiles());
+    if (!interrupted && !indexMissing && !planted) return;
     const removed = interrupted ? await removeStaleTempFiles(this.gitdir) : [];
-    const head = await this.readHead();
-    const repaired = await this.worktree.rebuild(await this.commitTree(head));
-    const isFirstProjection = repaired.every((line) => line.startsWith('wrote ')) && removed.length === 0;
-    if (!isFirstProjection || (interrupted && removed.length > 0)) {
+    const { commit } = await this.objects.readCommit(await this.readHead());
+    const repaired = await this.worktree.rebuild(commit.tree);
+    // Projecting a new store's first commit is not a repair; anything later is.
+    if (commit.parent.length > 0 || removed.length > 0) {
       this.log(
         `repaired ${this.dir} after an interrupted write: ${removed.length} temporary file(s) removed, ` +
           `${repaired.length} working-tree change(s)${repaired.length ? ` (${repaired.slice(0, 5).join(', ')}${repaired.length > 5 ? ', …' : ''})` : ''}`,

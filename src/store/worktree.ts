@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
 import { DurableFs } from './durable-fs';
-import { FileChange, listFiles, ObjectStore } from './objects';
+import { FileChange, FILE_MODE, listFiles, ObjectStore } from './objects';
 
 /**
  * The working tree and index are a projection of HEAD, kept so that a user can `cd` into the store and
@@ -42,10 +42,18 @@ export class Worktree {
   /**
    * Rebuild the managed working tree and the index from `tree`: write what differs, remove what HEAD
    * does not have (including planted links and special files). Returns what it changed.
+   *
+   * Only plain files (100644) are checked out: a symlink (120000), gitlink (160000) or executable (100755)
+   * entry planted in history is refused, so a checkout can never create a link or run anything.
    */
   async rebuild(tree: string): Promise<string[]> {
     const repaired: string[] = [];
     const wanted = await listFiles(this.objects, tree);
+    for (const [file, entry] of wanted) {
+      if (entry.mode === FILE_MODE) continue;
+      wanted.delete(file);
+      repaired.push(`refused ${file} (mode ${entry.mode} is not a plain file)`);
+    }
     const present = await this.scanManaged();
     for (const [file, kind] of present) {
       const entry = wanted.get(file);
@@ -75,6 +83,12 @@ export class Worktree {
     for (const file of wanted.keys()) {
       await git.updateIndex({ fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, filepath: file, add: true });
     }
+  }
+
+  /** Whether a link, FIFO or other non-regular file sits under the managed roots (a cheap lstat walk). */
+  async hasSpecialFiles(): Promise<boolean> {
+    for (const kind of (await this.scanManaged()).values()) if (kind !== 'file') return true;
+    return false;
   }
 
   /** Every path under the managed roots: 'file' for regular files, 'other' for links and specials. */
@@ -108,6 +122,8 @@ export class Worktree {
 
   private async removeFile(repoPath: string): Promise<void> {
     const full = path.join(this.dir, repoPath);
+    // Through a directory replaced by a link, the "file" is outside the store: leave it to the rebuild on open.
+    if (!(await this.hasPlainDirs(path.posix.dirname(repoPath)))) return;
     await fs.promises.rm(full, { force: true });
     // Drop directories the removal emptied, up to (not including) the memory root.
     let parent = path.dirname(full);
@@ -120,6 +136,15 @@ export class Worktree {
       }
       parent = path.dirname(parent);
     }
+  }
+
+  private async hasPlainDirs(relDir: string): Promise<boolean> {
+    let current = this.dir;
+    for (const name of relDir === '.' ? [] : relDir.split('/')) {
+      current = path.join(current, name);
+      if (!(await lstatOrNull(current))?.isDirectory()) return false;
+    }
+    return true;
   }
 
   /** Make every directory on `relDir` a real directory, replacing links or files in the way. */

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
 
@@ -6,13 +7,30 @@ import * as lockfile from 'proper-lockfile';
  * Writes to one store are serialised twice over: a promise queue orders the calls of this process, and a
  * lock directory (proper-lockfile) excludes other processes. The lock's mtime is refreshed while held, so
  * a lock left by a killed process is taken over once it is `staleMs` old.
+ *
+ * Waiting `staleMs` after every crash is slow, so the holder also records its pid and host in an `owner`
+ * file inside the lock directory. A waiter on the same host that finds the owner dead removes the lock at
+ * once — under a second, exclusive `.takeover` directory so that two waiters cannot both remove it, and
+ * only while the lock is younger than `staleMs - 1 s`, so this never races proper-lockfile's own takeover.
  */
 
 export interface WriteLockOptions {
   staleMs?: number;
   /** How long to wait for another process before giving up. */
   timeoutMs?: number;
+  /** Told when a dead process's lock is taken over. */
+  log?: (message: string) => void;
 }
+
+const OWNER_FILE = 'owner';
+
+/** proper-lockfile removes its lock with rmdir; ours holds the owner file, so remove it with its content. */
+const lockFs = {
+  ...fs,
+  rmdir: (dir: string, callback: (error: NodeJS.ErrnoException | null) => void) =>
+    fs.rm(dir, { recursive: true }, callback),
+  rmdirSync: (dir: string) => fs.rmSync(dir, { recursive: true }),
+};
 
 export class LockTimeoutError extends Error {
   constructor(readonly lockPath: string, waitedMs: number) {
@@ -36,6 +54,7 @@ export class WriteLock {
   readonly lockPath: string;
   private readonly staleMs: number;
   private readonly timeoutMs: number;
+  private readonly log: (message: string) => void;
 
   constructor(
     private readonly target: string,
@@ -44,6 +63,7 @@ export class WriteLock {
     this.lockPath = `${target}.lock`;
     this.staleMs = Math.max(options.staleMs ?? 5000, 5000);
     this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.log = options.log ?? (() => undefined);
   }
 
   /** Run `task` alone: after every earlier task of this process and with no other process writing. */
@@ -69,21 +89,84 @@ export class WriteLock {
     let delay = 2;
     for (;;) {
       try {
-        return await lockfile.lock(this.target, {
+        const release = await lockfile.lock(this.target, {
           realpath: false,
           stale: this.staleMs,
           lockfilePath: this.lockPath,
+          fs: lockFs,
           // A compromised lock means another process took it over: this one's write may race. Report it
           // instead of throwing from a timer, which would crash the process.
           onCompromised: (error) => process.emitWarning(`memgit: write lock compromised: ${error.message}`),
         });
+        // Killed before this line, the lock has no owner and is taken over by age alone.
+        await fs.promises
+          .writeFile(path.join(this.lockPath, OWNER_FILE), `${process.pid}@${os.hostname()}\n`)
+          .catch(async (error: unknown) => {
+            await release().catch(() => undefined);
+            throw error;
+          });
+        return release;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+        if (await this.takeOverIfOwnerDied()) continue;
         const waited = Date.now() - started;
         if (waited > this.timeoutMs) throw new LockTimeoutError(this.lockPath, waited);
         await new Promise((resolve) => setTimeout(resolve, delay));
         delay = Math.min(delay * 2, 50);
       }
     }
+  }
+
+  /** Remove the lock if its owner is a process on this host that no longer exists. */
+  private async takeOverIfOwnerDied(): Promise<boolean> {
+    const owner = await readOwner(this.lockPath);
+    if (!owner || isAlive(owner.pid)) return false;
+    const guard = `${this.lockPath}.takeover`;
+    try {
+      await fs.promises.mkdir(guard);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // A guard left by a waiter killed mid-takeover (its work takes microseconds) is cleared by age.
+      const age = await ageMs(guard);
+      if (age !== null && age > this.staleMs) await fs.promises.rm(guard, { recursive: true, force: true });
+      return false;
+    }
+    try {
+      // Re-read under the guard: another waiter may have taken the lock over and a live process now hold it.
+      const again = await readOwner(this.lockPath);
+      const age = await ageMs(this.lockPath);
+      if (!again || again.pid !== owner.pid || isAlive(again.pid)) return false;
+      if (age === null || age >= this.staleMs - 1000) return false;
+      await fs.promises.rm(this.lockPath, { recursive: true, force: true });
+      this.log(`took over the write lock ${this.lockPath} from process ${owner.pid}, which has died`);
+      return true;
+    } finally {
+      await fs.promises.rm(guard, { recursive: true, force: true });
+    }
+  }
+}
+
+async function readOwner(lockPath: string): Promise<{ pid: number } | null> {
+  const text = await fs.promises.readFile(path.join(lockPath, OWNER_FILE), 'utf8').catch(() => null);
+  const match = text?.match(/^(\d+)@(.*)\n$/);
+  // A pid means nothing on another host (a store on a shared file system): leave that to the lock's age.
+  if (!match || match[2] !== os.hostname()) return null;
+  return { pid: Number(match[1]) };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function ageMs(file: string): Promise<number | null> {
+  try {
+    return Date.now() - (await fs.promises.stat(file)).mtimeMs;
+  } catch {
+    return null;
   }
 }

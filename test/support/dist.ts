@@ -22,17 +22,20 @@ function newestSourceMtime(dir: string): number {
   return newest;
 }
 
-function isStale(): boolean {
+function isStale(extraSources: string[]): boolean {
   const outputs = [DIST_ENTRY, CLI_MAIN];
   if (!outputs.every((file) => fs.existsSync(file))) return true;
   const oldestOutput = Math.min(...outputs.map((file) => fs.statSync(file).mtimeMs));
-  const inputs = [path.join(REPO_ROOT, 'package.json'), path.join(REPO_ROOT, 'tsconfig.json')].map((f) => fs.statSync(f).mtimeMs);
+  const inputs = [path.join(REPO_ROOT, 'package.json'), path.join(REPO_ROOT, 'tsconfig.json'), ...extraSources].map((f) => fs.statSync(f).mtimeMs);
   return Math.max(newestSourceMtime(path.join(REPO_ROOT, 'src')), ...inputs) > oldestOutput;
 }
 
-/** Make sure dist/ is built from the current sources (compiling with tsc when it is not). */
-export async function ensureBuilt(): Promise<void> {
-  if (!isStale()) return;
+/**
+ * Make sure dist/ is built from the current sources (compiling with tsc when it is not). `extraSources`:
+ * files outside src/ that a test runs compiled (e.g. test/store/crash-writer.ts).
+ */
+export async function ensureBuilt(extraSources: string[] = []): Promise<void> {
+  if (!isStale(extraSources)) return;
   fs.mkdirSync(path.join(REPO_ROOT, 'dist'), { recursive: true });
   const release = await lockfile.lock(path.join(REPO_ROOT, 'dist'), {
     lockfilePath: path.join(REPO_ROOT, 'dist', '.build.lock'),
@@ -40,12 +43,12 @@ export async function ensureBuilt(): Promise<void> {
     stale: 120_000,
   });
   try {
-    if (!isStale()) return; // another test file built it while we waited
+    if (!isStale(extraSources)) return; // another test file built it while we waited
     const tsc = require.resolve('typescript/bin/tsc');
     const build = spawnSync(process.execPath, [tsc, '-p', path.join(REPO_ROOT, 'tsconfig.json')], { encoding: 'utf8' });
     // tsc emits even with type errors elsewhere in the tree (another engineer's work in progress); the
     // outputs we need must exist and be fresh, or the build failed for us.
-    if (isStale()) throw new Error(`building dist/ failed:\n${build.stdout}${build.stderr}`);
+    if (isStale(extraSources)) throw new Error(`building dist/ failed:\n${build.stdout}${build.stderr}`);
   } finally {
     await release();
   }
