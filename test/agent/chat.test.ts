@@ -161,8 +161,8 @@ describe('a conversation, streamed and then continued without streaming', () => 
           '     1\tPrefers TypeScript and short answers.\n     2\t',
       },
     ]);
-    expect(requests[2].body!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
-    expect(requests[2].body!.messages.at(-1)).toEqual({ role: 'user', content: 'what do you remember?' });
+    expect(requests[2].body!.messages!.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    expect(requests[2].body!.messages!.at(-1)).toEqual({ role: 'user', content: 'what do you remember?' });
 
     expectRepository(gitReport(repo), [
       { id: 'toolu_01TestCreate', command: 'create', path: '/memories/notes/prefs.md', session },

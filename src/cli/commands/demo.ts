@@ -45,8 +45,9 @@ export function registerDemo(program: Command): void {
       const cli = selfCommand();
       out(
         `\nIn session ${INJECTED_SESSION} a pasted helpdesk ticket told the assistant to remember that Acme's refunds\n` +
-          `are pre-approved without verification, and it did: tool_use ${INJECTED_TOOL_USE_ID}. See it with\n` +
-          `  ${cli} show ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)}`,
+          `are pre-approved without verification, and it did: tool_use ${INJECTED_TOOL_USE_ID}.\n` +
+          `  see it:        ${cli} show ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)}\n` +
+          `  roll it back:  ${cli} revert ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)} --dry-run  (later good writes stay)`,
       );
       if (!options.serve) {
         await store.close();
