@@ -64,25 +64,29 @@ async function buildStore(dir: string, commits: number): Promise<void> {
   if (have >= commits) return;
   const store = await MemoryStore.open(dir, { fsync: false, log: () => undefined });
   const topics = ['projects', 'people', 'decisions', 'howto', 'journal'];
-  let n = have;
+  const existing = new Set<string>();
   let call = 0;
+  let n = have;
   const exec = async (input: Record<string, unknown>) => {
-    const result = await store.execute({ type: 'tool_use', id: `toolu_build_${have}_${call++}`, name: 'memory', input }, { session: `sess_build_${Math.floor(n / 100)}` });
-    if (!result.is_error) n++;
+    const id = `toolu_build_${have}_${call}`;
+    const result = await store.execute({ type: 'tool_use', id, name: 'memory', input }, { session: `sess_build_${Math.floor(n / 100)}` });
+    if (result.is_error) throw new Error(`building the store: ${JSON.stringify(input)} failed: ${result.content}`);
+    n++;
   };
-  const fileFor = (i: number) => `/memories/${topics[i % topics.length]}/note-${i % 200}.md`;
-  while (n < commits) {
-    const i = n;
-    const file = fileFor(i);
-    const roll = i % 10;
-    if (i < 200 || roll < 3) {
-      await exec({ command: 'create', path: file, file_text: `# Note ${i}\n\n- fact ${i}\n- detail ${i * 7}\n` });
-    } else if (roll < 7) {
-      await exec({ command: 'insert', path: file, insert_line: 0, insert_text: `update ${i}` });
+  const fileFor = (i: number) => `/memories/${topics[i % topics.length]}/note-${Math.floor(i / 3) % 200}.md`;
+  for (; n < commits; call++) {
+    const file = fileFor(call);
+    const roll = call % 10;
+    if (!existing.has(file) || roll < 2) {
+      await exec({ command: 'create', path: file, file_text: `# Note ${call}\n\n- fact ${call}\n- detail ${call * 7}\n` });
+      existing.add(file);
+    } else if (roll < 6) {
+      await exec({ command: 'insert', path: file, insert_line: 0, insert_text: `update ${call}` });
     } else if (roll < 9) {
-      await exec({ command: 'str_replace', path: file, old_str: `# Note`, new_str: `# Note (rev ${i})\n# Old` });
+      await exec({ command: 'str_replace', path: file, old_str: '# Note', new_str: `# Note (rev ${call})\n# Old` });
     } else {
-      await exec({ command: 'rename', old_path: file, new_path: fileFor(i + 1000).replace('.md', `-r${i}.md`) });
+      await exec({ command: 'rename', old_path: file, new_path: `/memories/archive/${call}.md` });
+      existing.delete(file);
     }
   }
   await store.close();
