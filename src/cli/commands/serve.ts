@@ -1,12 +1,14 @@
 import { Command } from 'commander';
 import type { MemoryStore } from '../../store/memory-store';
 import { RunningServer, startServer } from '../../web/server';
+import { MIN_TOKEN_LENGTH, newOperatorToken } from '../../web/auth';
+import { rollbackRoutes } from '../../web/routes/rollback';
 import { fail, openStore, repoOption } from '../options';
 
 export function registerServe(program: Command): void {
   program
     .command('serve')
-    .summary('serve the read-only audit UI for a store')
+    .summary('serve the audit UI for a store (rollbacks need the operator token it prints)')
     .description(
       'Serve the audit UI: commits, diffs, sessions, blame and history in the browser.\n' +
         'Binds to 127.0.0.1 by default; every page also has a JSON twin under /api.',
@@ -24,14 +26,22 @@ export function registerServe(program: Command): void {
  * `memgit demo`, so the demo always shows the same UI.
  */
 export async function serveUntilStopped(store: MemoryStore, options: { host: string; port: number }): Promise<RunningServer> {
+  // State-changing routes (rollback) need this token: MEMGIT_TOKEN, or a fresh one printed below.
+  const fromEnv = process.env.MEMGIT_TOKEN;
+  if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH) {
+    await store.close();
+    fail(`MEMGIT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`);
+  }
+  const token = fromEnv ?? newOperatorToken();
   let server: RunningServer;
   try {
-    server = await startServer({ store, host: options.host, port: options.port });
+    server = await startServer({ store, host: options.host, port: options.port, routes: [rollbackRoutes({ token })] });
   } catch (error) {
     await store.close();
     fail(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`);
   }
   process.stdout.write(`memgit: audit UI for ${store.dir} at ${server.url}/ (Ctrl-C to stop)\n`);
+  if (fromEnv === undefined) process.stdout.write(`memgit: operator token (log in at ${server.url}/login to revert or restore): ${token}\n`);
   const stop = async () => {
     await server.close();
     await store.close();

@@ -235,6 +235,13 @@ async function outcome(
   };
 }
 
+/** Both contents of each planned file change, for renderers (kept out of the outcome's JSON). */
+const contents = new WeakMap<RollbackFileDiff, { before: string; after: string }>();
+
+export function contentsOf(file: RollbackFileDiff): { before: string; after: string } | undefined {
+  return contents.get(file);
+}
+
 /** What the plan changes in memory files, with moves paired by content, as unified diffs. */
 async function fileDiffsOf(store: MemoryStore, p: Plan): Promise<RollbackFileDiff[]> {
   const text = (files: MemoryFiles, path: string) => {
@@ -268,7 +275,9 @@ async function fileDiffsOf(store: MemoryStore, p: Plan): Promise<RollbackFileDif
     const before = d.oldPath ? await text(p.before, d.oldPath.slice(1)) : '';
     const after = d.newPath ? await text(p.after, d.newPath.slice(1)) : '';
     const patch = unifiedTextDiff(d, before, after);
-    result.push({ ...d, patch: patch.endsWith('\n') ? patch : `${patch}\n` });
+    const file: RollbackFileDiff = { ...d, patch: patch.endsWith('\n') ? patch : `${patch}\n` };
+    contents.set(file, { before, after });
+    result.push(file);
   }
   return result;
 }

@@ -1,5 +1,6 @@
 import { AuditContext, CommitSummary, entryFor, summarise } from './context';
 import { diffViewsOf, FileDiffView } from './diff-view';
+import { revertedBy } from './rollback';
 
 /** One call: its metadata and trailers, its diff, and its neighbours in the same session. */
 
@@ -11,6 +12,8 @@ export interface CommitPage {
   sessionCalls: number;
   prevInSession: CommitSummary | null;
   nextInSession: CommitSummary | null;
+  /** Operator commits that undid this one (their Memory-Reverts trailers name it). */
+  revertedBy: CommitSummary[];
 }
 
 export async function commitPage(ctx: AuditContext, ref: string): Promise<CommitPage> {
@@ -26,5 +29,6 @@ export async function commitPage(ctx: AuditContext, ref: string): Promise<Commit
     sessionCalls: calls.length,
     prevInSession: step > 0 ? summarise(ctx, calls[step - 1]) : null,
     nextInSession: step !== -1 && step + 1 < calls.length ? summarise(ctx, calls[step + 1]) : null,
+    revertedBy: revertedBy(ctx, entry.commit),
   };
 }

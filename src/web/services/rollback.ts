@@ -1,0 +1,139 @@
+import { CommitNotFoundError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
+import { contentsOf, RollbackOptions, RollbackOutcome } from '../../store/rollback';
+import { AuditContext, BadRequest, CommitSummary, entryFor, NotFound, summarise } from './context';
+import { compareTexts, FileDiffView } from './diff-view';
+
+/**
+ * The rollback actions of the UI and its JSON API: parsing an action from request parameters, its
+ * preview (a dry run, so GET changes nothing), running it, and the "reverted by" links.
+ */
+
+export type RollbackKind = 'revert' | 'restore' | 'session' | 'reset';
+
+export type RollbackAction =
+  | { kind: 'revert'; ref: string }
+  | { kind: 'restore'; path: string; at: string }
+  | { kind: 'session'; session: string }
+  | { kind: 'reset'; to: string };
+
+export const ROLLBACK_KINDS: readonly RollbackKind[] = ['revert', 'restore', 'session', 'reset'];
+
+const MAX_PARAM_LENGTH = 2048;
+
+function param(params: Record<string, unknown>, name: string): string {
+  const value = params[name];
+  if (typeof value !== 'string' || value === '') throw new BadRequest(`${name} is required`);
+  if (value.length > MAX_PARAM_LENGTH) throw new BadRequest(`${name} is too long`);
+  return value;
+}
+
+export function parseAction(kind: string, params: Record<string, unknown>): RollbackAction {
+  switch (kind) {
+    case 'revert':
+      return { kind, ref: param(params, 'ref') };
+    case 'restore':
+      return { kind, path: param(params, 'path'), at: param(params, 'at') };
+    case 'session':
+      return { kind, session: param(params, 'session') };
+    case 'reset':
+      return { kind, to: param(params, 'to') };
+    default:
+      throw new NotFound(`no rollback action ${JSON.stringify(kind)}`);
+  }
+}
+
+/** The action's parameters, as hidden form fields and query strings. */
+export function actionParams(action: RollbackAction): Record<string, string> {
+  const { kind: _kind, ...rest } = action;
+  return rest as Record<string, string>;
+}
+
+/** Run (or with dryRun, preview) an action; the store's refusals become 400/404 for the pages. */
+export async function runAction(ctx: AuditContext, action: RollbackAction, options: RollbackOptions): Promise<RollbackOutcome> {
+  const store = ctx.store;
+  try {
+    switch (action.kind) {
+      case 'revert':
+        return await store.revert(action.ref, options);
+      case 'restore':
+        return await store.restore(action.path, { ...options, at: action.at });
+      case 'session':
+        return await store.rollbackSession(action.session, options);
+      case 'reset':
+        return await store.reset({ ...options, to: action.to });
+    }
+  } catch (error) {
+    if (error instanceof CommitNotFoundError) throw new NotFound(error.message.replace(/^memgit: /, ''));
+    if (error instanceof RollbackRefusedError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
+    throw error;
+  }
+}
+
+export { StaleHeadError };
+
+export interface ConfirmModel {
+  action: RollbackAction;
+  params: Record<string, string>;
+  /** What the action is about: the call reverted, the point restored or reset to. */
+  target: CommitSummary | null;
+  outcome: RollbackOutcome;
+  diffs: FileDiffView[];
+  /** Conflicting calls, summarised for links. */
+  conflictCalls: Record<string, CommitSummary>;
+}
+
+/** The confirmation page's model: the exact diff the action would commit now, or its conflicts. */
+export async function confirmModel(ctx: AuditContext, action: RollbackAction, operator: string): Promise<ConfirmModel> {
+  const outcome = await runAction(ctx, action, { operator, dryRun: true });
+  return describe(ctx, action, outcome);
+}
+
+export async function describe(ctx: AuditContext, action: RollbackAction, outcome: RollbackOutcome): Promise<ConfirmModel> {
+  const targetRef =
+    action.kind === 'revert' ? action.ref : action.kind === 'restore' ? action.at : action.kind === 'reset' ? targetOfReset(ctx, outcome) : null;
+  const target = targetRef ? summarise(ctx, await entryFor(ctx, targetRef)) : null;
+  const diffs = outcome.files.map((file) => {
+    const texts = contentsOf(file) ?? { before: '', after: '' };
+    const { patch: _patch, ...diff } = file;
+    return { ...diff, ...compareTexts(texts.before, texts.after) };
+  });
+  const conflictCalls: Record<string, CommitSummary> = {};
+  for (const c of outcome.conflicts) {
+    for (const call of c.calls) {
+      const entry = ctx.store.history.get(call.commit);
+      if (entry) conflictCalls[call.commit] = summarise(ctx, entry);
+    }
+  }
+  return { action, params: actionParams(action), target, outcome, diffs, conflictCalls };
+}
+
+/** A reset names its point as a time, id or commit; the point is the commit just before the undone ones. */
+function targetOfReset(ctx: AuditContext, outcome: RollbackOutcome): string | null {
+  const oldestUndone = outcome.reverts[outcome.reverts.length - 1];
+  if (!oldestUndone) return outcome.head;
+  return ctx.store.history.get(oldestUndone)?.parent ?? null;
+}
+
+/** Which operator commits reverted a commit: an index over the Memory-Reverts trailers, extended as commits land. */
+const revertIndexes = new WeakMap<AuditContext, { size: number; head: string | null; byTarget: Map<string, string[]> }>();
+
+export function revertedBy(ctx: AuditContext, commit: string): CommitSummary[] {
+  const history = ctx.store.history;
+  let index = revertIndexes.get(ctx);
+  // History only grows; if it was rewritten under us (a different entry at the last indexed spot), start over.
+  if (!index || index.size > history.size || (index.size > 0 && history.at(index.size - 1)?.commit !== index.head)) {
+    index = { size: 0, head: null, byTarget: new Map() };
+    revertIndexes.set(ctx, index);
+  }
+  for (let i = index.size; i < history.size; i++) {
+    const entry = history.at(i)!;
+    for (const target of entry.reverts ?? []) {
+      const list = index.byTarget.get(target);
+      if (list) list.push(entry.commit);
+      else index.byTarget.set(target, [entry.commit]);
+    }
+  }
+  index.size = history.size;
+  index.head = history.size ? history.at(history.size - 1)!.commit : null;
+  return (index.byTarget.get(commit) ?? []).map((c) => summarise(ctx, history.get(c)!));
+}
