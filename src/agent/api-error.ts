@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { oneLine } from '../store/commit-message';
+import { logField } from './terminal';
 
 /**
  * One plain line for an error from the Messages API (or from reaching it), without a stack: what happened,
@@ -13,11 +13,11 @@ export function describeApiError(error: unknown, baseURL: string): string | null
     return `could not reach the Messages API at ${baseURL}: ${connectionCause(error)}; check your network (and ANTHROPIC_BASE_URL)`;
   }
   if (!(error instanceof Anthropic.APIError)) return null;
-  const said = oneLine(
+  const said = logField(
     [error.type, error.apiMessage ?? error.message].filter(Boolean).join(': ') || `status ${error.status}`,
     300,
   );
-  const requestId = error.requestID ? ` [request-id ${oneLine(error.requestID, 80)}]` : '';
+  const requestId = error.requestID ? ` [request-id ${logField(error.requestID, 80)}]` : '';
   const what = `${error.status ?? ''} ${said}${requestId}`.trim();
   switch (error.status) {
     case 401:
@@ -43,5 +43,5 @@ function connectionCause(error: Error): string {
     reason = cause.message || reason;
     cause = cause.cause;
   }
-  return oneLine(reason, 200);
+  return logField(reason, 200);
 }

@@ -4,8 +4,8 @@ import type {
   BetaMessage,
   BetaMessageParam,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { oneLine } from '../store/commit-message';
 import type { ExecutionReport, MemoryStore } from '../store/memory-store';
+import { logField } from './terminal';
 
 /** The model `memgit chat` uses unless --model or MEMGIT_MODEL says otherwise. */
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
@@ -151,12 +151,12 @@ function describeCall(report: ExecutionReport, input: unknown): MemoryCall {
 
 /**
  * One short, terminal-safe line for a memory call: everything in it may come from the model (or from a
- * document that injected instructions), so control characters are flattened and the length is bounded.
+ * document that injected instructions), so control and format characters are escaped and the length is bounded.
  */
 export function formatMemoryCall(call: MemoryCall): string {
   const target = call.newPath !== undefined ? `${call.path ?? '?'} to ${call.newPath}` : (call.path ?? '');
-  const head = oneLine(`${call.command} ${target}`.trim(), 160);
-  const outcome = call.ok ? 'ok' : `error: ${oneLine(call.error ?? '', 160)}`;
+  const head = logField(`${call.command} ${target}`.trim());
+  const outcome = call.ok ? 'ok' : `error: ${logField(call.error ?? '')}`;
   const commit = call.commit ? `, commit ${call.commit.slice(0, 12)}` : '';
-  return `memory ${head}: ${outcome}${commit} (${oneLine(call.toolUseId, 64)})`;
+  return `memory ${head}: ${outcome}${commit} (${logField(call.toolUseId, 64)})`;
 }

@@ -2,6 +2,7 @@ import * as readline from 'node:readline';
 import Anthropic from '@anthropic-ai/sdk';
 import { Command } from 'commander';
 import { describeApiError } from '../../agent/api-error';
+import { forTerminal } from '../../agent/terminal';
 import { ChatSession, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, formatMemoryCall } from '../../agent/chat-session';
 import { isValidId } from '../../contract/paths';
 import { newSessionId } from '../../store/session-id';
@@ -58,7 +59,8 @@ export function registerChat(program: Command): void {
         maxTokens: options.maxTokens,
         contextEditing: options.contextEditing,
         stream: options.stream,
-        onText: (text) => process.stdout.write(text),
+        // Claude's text as it is, unless it goes to a terminal, which hostile escape sequences could drive.
+        onText: (text) => process.stdout.write(process.stdout.isTTY ? forTerminal(text) : text),
         onMemoryCall: (call) => {
           if (call.commit) writes += 1;
           process.stderr.write(`${formatMemoryCall(call)}\n`);
@@ -89,6 +91,11 @@ async function converse(chat: ChatSession): Promise<void> {
   if (interactive) process.stderr.write('Type a message and press Enter; /exit or Ctrl-D ends the conversation.\n');
   const prompt = () => interactive && lines.prompt();
   lines.setPrompt('you> ');
+  // In a terminal readline turns Ctrl-C into an event (and would only pause); end the program as usual.
+  lines.on('SIGINT', () => {
+    process.stderr.write('\n');
+    process.exit(130);
+  });
   prompt();
   try {
     for await (const line of lines) {
