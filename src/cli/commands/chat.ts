@@ -19,8 +19,7 @@ interface ChatOptions {
 }
 
 export const MISSING_KEY_MESSAGE =
-  'memgit chat talks to Claude and needs an API key: set ANTHROPIC_API_KEY ' +
-  '(create one at https://console.anthropic.com/settings/keys). ' +
+  'no API key: set ANTHROPIC_API_KEY to talk to Claude (create one at https://console.anthropic.com/settings/keys). ' +
   'To see memgit at work without a key, run `npm start` (or `memgit demo`).';
 
 export function registerChat(program: Command): void {
@@ -28,10 +27,11 @@ export function registerChat(program: Command): void {
     .command('chat')
     .summary('talk to Claude with the store as its memory')
     .description(
-      'Talk to Claude through the official SDK\'s tool runner with memgit as the memory tool: every change\n' +
-        'Claude makes to /memories becomes one commit of the store. Claude\'s text streams to stdout; each\n' +
-        'memory call is one line on stderr. With PROMPT, runs that one turn to the end; without it, an\n' +
-        'interactive conversation (end with /exit or Ctrl-D).\n\n' +
+      'Talk to Claude through the official SDK\'s tool runner, with memgit as the\n' +
+        'memory tool: every change Claude makes to /memories is one commit of the store.\n' +
+        'Claude\'s text streams to stdout; each memory call is one line on stderr.\n' +
+        'With PROMPT, runs that one turn to the end; without it, a conversation\n' +
+        '(one message per line; /exit or Ctrl-D ends it).\n\n' +
         'Environment: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL, MEMGIT_MODEL.',
     )
     .argument('[prompt...]', 'the message to send (omit for an interactive conversation)')

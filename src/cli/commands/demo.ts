@@ -17,12 +17,14 @@ interface DemoOptions {
 export function registerDemo(program: Command): void {
   program
     .command('demo')
-    .summary('build a demo store from a recorded conversation and open the audit UI (no API key needed)')
+    .summary('build a demo store from recorded conversations and serve the audit UI (no API key)')
     .description(
-      'Build a fresh demo store by replaying a bundled, recorded transcript — a support assistant getting to\n' +
-        'know one customer over three sessions — through a local scripted Messages API server and the SDK\'s\n' +
-        'tool runner, the same path as `memgit chat`. Then serve the audit UI on it. No API key, no network.\n' +
-        'In the third session a pasted ticket plants a false "fact" in memory: find it, and roll it back.',
+      'Build a fresh demo store by replaying a bundled, recorded transcript (a support\n' +
+        'assistant getting to know one customer over three sessions) through a local\n' +
+        'scripted Messages API server and the SDK\'s tool runner, the same path as\n' +
+        '`memgit chat`; then serve the audit UI on it. No API key, no network.\n' +
+        'In the third session a pasted ticket plants a false "fact" in memory:\n' +
+        'find it, and roll it back.',
     )
     .option('--dir <dir>', 'where to build the demo store (rebuilt on every run)', DEFAULT_DEMO_DIR)
     .option('--port <n>', 'port of the audit UI (0 picks a free one)', parsePort, 3000)
