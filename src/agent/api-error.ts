@@ -12,14 +12,18 @@ export function describeApiError(error: unknown, baseURL: string): string | null
   if (error instanceof Anthropic.APIConnectionError) {
     return `could not reach the Messages API at ${baseURL}: ${connectionCause(error)}; check your network (and ANTHROPIC_BASE_URL)`;
   }
-  if (!(error instanceof Anthropic.APIError)) return null;
+  if (!(error instanceof Anthropic.APIError)) {
+    // Not an HTTP error but the SDK's own, e.g. a stream that ended before its reply was complete.
+    return error instanceof Anthropic.AnthropicError ? `the reply from the Messages API failed: ${logField(error.message, 300)}` : null;
+  }
   const said = logField(
     [error.type, error.apiMessage ?? error.message].filter(Boolean).join(': ') || `status ${error.status}`,
     300,
   );
   const requestId = error.requestID ? ` [request-id ${logField(error.requestID, 80)}]` : '';
   const what = `${error.status ?? ''} ${said}${requestId}`.trim();
-  switch (error.status) {
+  // An error event in the middle of a stream carries no HTTP status, only the error type.
+  switch (error.status ?? STATUS_OF_TYPE[error.type ?? '']) {
     case 401:
       return `the Messages API refused the API key (${what}); check ANTHROPIC_API_KEY`;
     case 403:
@@ -34,6 +38,14 @@ export function describeApiError(error: unknown, baseURL: string): string | null
       return `the Messages API answered ${what}`;
   }
 }
+
+const STATUS_OF_TYPE: Record<string, number> = {
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  rate_limit_error: 429,
+  overloaded_error: 529,
+};
 
 /** The innermost useful reason of a failed connection, e.g. `connect ECONNREFUSED 127.0.0.1:9`. */
 function connectionCause(error: Error): string {

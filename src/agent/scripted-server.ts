@@ -35,10 +35,15 @@ export interface ScriptedReply {
   expectToolResults?: RecordedToolResult[];
 }
 
-/** An API error answer. A `sticky` error answers this request and every later one (an outage, a revoked key). */
+/**
+ * An API error answer. A `sticky` error answers this request and every later one (an outage, a revoked key).
+ * `midStream` sends it, to a streaming request, as an `error` event after the stream has begun (status 200),
+ * as the real API does when it is overloaded mid-reply; the SDK does not retry those.
+ */
 export interface ScriptedError {
   error: { status: number; type: string; message: string };
   sticky?: boolean;
+  midStream?: boolean;
 }
 
 export type ScriptStep = ScriptedReply | ScriptedError;
@@ -156,6 +161,10 @@ export class ScriptedServer {
     }
     if ('error' in step) {
       if (step.sticky) this.stickyError = step;
+      if (step.midStream && body.stream === true) {
+        this.sendStreamError(res, body, step);
+        return;
+      }
       // A short retry-after-ms makes the SDK's retries of 429/5xx quick (it ignores 0), so error tests stay fast.
       sendJson(res, step.error.status, apiError(step.error.type, step.error.message), { 'retry-after-ms': '1' });
       return;
@@ -184,6 +193,15 @@ export class ScriptedServer {
       stop_sequence: null,
       usage: { input_tokens: Math.max(1, Math.ceil(JSON.stringify(body.messages ?? []).length / 4)), output_tokens: outputTokens },
     };
+  }
+
+  /** A stream that starts a reply and then fails with an `error` event. */
+  private sendStreamError(res: http.ServerResponse, body: MessagesRequestBody, step: ScriptedError): void {
+    const message = this.toMessage({ content: [] }, body);
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    res.write(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { ...message, stop_reason: null } })}\n\n`);
+    res.write(`event: error\ndata: ${JSON.stringify(apiError(step.error.type, step.error.message))}\n\n`);
+    res.end();
   }
 
   /** The event sequence of the streaming Messages API. */

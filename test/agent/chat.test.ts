@@ -192,6 +192,23 @@ describe('failures are reported in one plain line, and what was written stays co
     expectRepository(gitReport(repo), [{ id: 'toolu_01TestBeforeOutage', command: 'create', path: '/memories/outage.md', session: 'sess_outage' }]);
   });
 
+  test('overloaded in the middle of a streamed reply (an error event, not retried)', async () => {
+    const repo = tempRepo();
+    const server = await scripted([
+      { content: [toolUse('toolu_01TestBeforeBreak', { command: 'create', path: '/memories/kept.md', file_text: 'kept\n' })] },
+      { error: { status: 529, type: 'overloaded_error', message: 'Overloaded' }, midStream: true },
+    ]);
+    const run = await runCli(['chat', '--repo', repo, '--session', 'sess_break', 'remember this'], { env: apiEnv(server) });
+    expect(run.code).toBe(1);
+    expect(run.stderr.split('\n').slice(2)).toEqual([
+      'memgit: the Messages API is overloaded (overloaded_error: Overloaded); try again in a moment ' +
+        '(the 1 memory write made before it is committed)',
+      '',
+    ]);
+    expect(server.messageRequests).toHaveLength(2);
+    expectRepository(gitReport(repo), [{ id: 'toolu_01TestBeforeBreak', command: 'create', path: '/memories/kept.md', session: 'sess_break' }]);
+  });
+
   test('401: the key is refused', async () => {
     const repo = tempRepo();
     const server = await scripted([{ error: { status: 401, type: 'authentication_error', message: 'invalid x-api-key' }, sticky: true }]);
