@@ -1,10 +1,10 @@
 /**
  * The memgit CLI as users and scripts run it: the built program spawned as a process.
  */
-import { spawnSync, SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, SpawnSyncReturns } from 'node:child_process';
 import { runCommand } from '../../src/contract';
 import { runAndApply, treeFrom, contractOptions } from '../contract/harness';
-import { ExpectedCommit, expectRepository, gitReport, loadVectors, makeTempDir, MUTATING_COMMANDS, normalisedPath, removeDir, Vector } from '../store/git-helpers';
+import { ExpectedCommit, expectedMessage, expectRepository, gitReport, headFiles, loadVectors, makeTempDir, MUTATING_COMMANDS, normalisedPath, removeDir, Vector } from '../store/git-helpers';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 
 const vectors = loadVectors();
@@ -179,6 +179,60 @@ describe('memgit exec', () => {
     const invalid = memgit(['exec', '--repo', repo, '--session', 'two words'], '');
     expect(invalid.status).toBe(1);
     expect(invalid.stderr).toBe('memgit: invalid --session "two words": use 1-128 of A-Z a-z 0-9 _ . : -\n');
+  });
+
+  it('serialises several exec processes writing to one store at once', async () => {
+    const repo = tempRepo();
+    const init = memgit(['exec', '--repo', repo, '--session', 'sess_init'], `${toolUseLine('toolu_init', { command: 'create', path: '/memories/shared.md', file_text: 'start' })}\n`);
+    expect(init.status).toBe(0);
+    const writers = ['sess_w1', 'sess_w2', 'sess_w3'];
+    const perWriter = 15;
+    const runs = await Promise.all(
+      writers.map(
+        (session) =>
+          new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+            const child = spawn(process.execPath, [CLI_MAIN, 'exec', '--repo', repo, '--session', session], { env: cleanEnv() });
+            let stdout = '';
+            let stderr = '';
+            child.stdout.on('data', (chunk) => (stdout += chunk));
+            child.stderr.on('data', (chunk) => (stderr += chunk));
+            child.on('close', (code) => resolve({ code, stdout, stderr }));
+            const lines: string[] = [];
+            for (let i = 0; i < perWriter; i++) {
+              // Every writer edits the same file (each insert reads the latest HEAD) and creates its own.
+              lines.push(toolUseLine(`toolu_${session}_${i}_a`, { command: 'insert', path: '/memories/shared.md', insert_line: 1, insert_text: `${session} ${i}` }));
+              lines.push(toolUseLine(`toolu_${session}_${i}_b`, { command: 'create', path: `/memories/${session}/${i}.md`, file_text: `${i}` }));
+            }
+            child.stdin.end(lines.join('\n') + '\n');
+          }),
+      ),
+    );
+    const commits: ExpectedCommit[] = [{ id: 'toolu_init', command: 'create', path: '/memories/shared.md', session: 'sess_init' }];
+    for (const [index, run] of runs.entries()) {
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      const outputs = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+      expect(outputs).toHaveLength(2 * perWriter);
+      expect(outputs.filter((o) => o.is_error)).toEqual([]);
+      for (const output of outputs) {
+        const [, session, i, kind] = /^toolu_(sess_w\d)_(\d+)_([ab])$/.exec(output.tool_use_id)!;
+        expect(session).toBe(writers[index]);
+        commits.push({ id: output.tool_use_id, session, command: kind === 'a' ? 'insert' : 'create', path: kind === 'a' ? '/memories/shared.md' : `/memories/${session}/${i}.md` });
+      }
+    }
+    const report = gitReport(repo);
+    expect(report.commits).toHaveLength(1 + 1 + writers.length * 2 * perWriter);
+    // Interleaved across processes, so compare as sets; each process's own calls stay in order.
+    const sortByMessage = (messages: string[]) => [...messages].sort();
+    expect(sortByMessage(report.commits.slice(1).map((c) => c.message))).toEqual(sortByMessage(commits.map(expectedMessage)));
+    for (const session of writers) {
+      const own = report.commits.map((c) => c.message.split('\n')[0]).filter((title) => title.startsWith(`toolu_${session}_`));
+      expect(own).toEqual(commits.filter((c) => c.session === session).map((c) => c.id));
+    }
+    expect(report).toMatchObject({ fsckOutput: '', fsckCode: 0, status: '' });
+    const shared = headFiles(repo).get('memories/shared.md')!.toString('utf8').split('\n');
+    expect(shared[0]).toBe('start');
+    expect(shared).toHaveLength(1 + writers.length * perWriter);
+    expect(new Set(shared).size).toBe(shared.length);
   });
 
   it('uses $MEMGIT_REPO when --repo is not given', () => {
