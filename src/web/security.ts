@@ -25,7 +25,8 @@ export function securityHeaders() {
         requireTrustedTypesFor: ["'script'"],
       },
     },
-    referrerPolicy: { policy: 'no-referrer' },
+    // same-origin: no referrer leaves the UI, and same-origin form posts keep a real Origin header.
+    referrerPolicy: { policy: 'same-origin' },
   });
 }
 

@@ -2,6 +2,7 @@ import { encodePath, relativeTime, url, visible } from '../../src/web/filters';
 import { compareTexts, MAX_DIFF_LINES, MAX_LINE_CHARS, pairRows } from '../../src/web/services/diff-view';
 import { advance } from '../../src/web/services/files';
 import { hostName } from '../../src/web/security';
+import { LruCache } from '../../src/web/services/context';
 
 describe('visible', () => {
   it('escapes markup and marks invisible and bidi characters', () => {
@@ -67,5 +68,24 @@ describe('blame step', () => {
     expect(second.origins).toEqual(['c1', 'c2', 'c1', 'c2']);
     const third = advance(second, ['d'], 'c3');
     expect(third.origins).toEqual(['c2']);
+  });
+});
+
+describe('LruCache', () => {
+  it('evicts the least recently used entries by count and by weight', () => {
+    const byCount = new LruCache<string, number>(2);
+    byCount.set('a', 1);
+    byCount.set('b', 2);
+    byCount.get('a');
+    byCount.set('c', 3);
+    expect([byCount.get('a'), byCount.get('b'), byCount.get('c')]).toEqual([1, undefined, 3]);
+    const byWeight = new LruCache<string, string>(100, (s) => s.length, 10);
+    byWeight.set('x', '123456');
+    byWeight.set('y', '1234');
+    byWeight.set('z', '12');
+    expect([byWeight.get('x'), byWeight.get('y'), byWeight.get('z')]).toEqual([undefined, '1234', '12']);
+    byWeight.set('huge', '12345678901');
+    expect(byWeight.get('huge')).toBeUndefined();
+    expect(byWeight.get('y')).toBe('1234');
   });
 });

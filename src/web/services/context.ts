@@ -17,6 +17,8 @@ export interface AuditContext {
   blames: LruCache<string, BlameState>;
   /** Blob sizes in bytes by oid. */
   sizes: LruCache<string, number>;
+  /** Render-ready diffs of a commit, by commit id. */
+  diffs: LruCache<string, unknown>;
   /** The sessions list, valid while history has this many entries. */
   sessionList?: { size: number; list: unknown };
 }
@@ -27,20 +29,31 @@ export interface BlameState {
   origins: string[];
 }
 
+const TEXT_CACHE_CHARS = 64 * 1024 * 1024;
+
 export function createAuditContext(store: MemoryStore): AuditContext {
   return {
     store,
-    texts: new LruCache(4000),
+    texts: new LruCache(20_000, (text: string) => text.length, TEXT_CACHE_CHARS),
     lineStats: new LruCache(50_000),
     blames: new LruCache(2000),
     sizes: new LruCache(100_000),
+    diffs: new LruCache(1000),
   };
 }
 
-/** A Map that forgets its least recently used entry beyond `limit`. */
+/**
+ * A Map that forgets its least recently used entries beyond `limit` entries or, when `weigh` is given,
+ * beyond `maxWeight` in total (blob texts are weighed by length, so big files cannot exhaust memory).
+ */
 export class LruCache<K, V> {
   private readonly map = new Map<K, V>();
-  constructor(private readonly limit: number) {}
+  private weight = 0;
+  constructor(
+    private readonly limit: number,
+    private readonly weigh?: (value: V) => number,
+    private readonly maxWeight = Infinity,
+  ) {}
 
   get(key: K): V | undefined {
     const value = this.map.get(key);
@@ -52,9 +65,19 @@ export class LruCache<K, V> {
   }
 
   set(key: K, value: V): void {
-    this.map.delete(key);
+    this.delete(key);
+    const weight = this.weigh?.(value) ?? 0;
+    if (weight > this.maxWeight) return;
     this.map.set(key, value);
-    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as K);
+    this.weight += weight;
+    while (this.map.size > this.limit || this.weight > this.maxWeight) this.delete(this.map.keys().next().value as K);
+  }
+
+  private delete(key: K): void {
+    const old = this.map.get(key);
+    if (old === undefined) return;
+    this.map.delete(key);
+    this.weight -= this.weigh?.(old) ?? 0;
   }
 }
 

@@ -56,8 +56,13 @@ export interface FileDiffView {
   hidden: boolean;
 }
 
+/** The diffs of one commit's memory files; cached, as a commit's diff never changes. */
 export async function diffViewsOf(ctx: AuditContext, entry: HistoryEntry): Promise<FileDiffView[]> {
-  return Promise.all(fileDiffs(entry).map((d) => diffView(ctx, d)));
+  const cached = ctx.diffs.get(entry.commit) as FileDiffView[] | undefined;
+  if (cached) return cached;
+  const views = await Promise.all(fileDiffs(entry).map((d) => diffView(ctx, d)));
+  ctx.diffs.set(entry.commit, views);
+  return views;
 }
 
 export async function diffView(ctx: AuditContext, diff: FileDiff): Promise<FileDiffView> {

@@ -14,6 +14,7 @@ import { AuditContext, BlameState, CommitSummary, entryFor, NotFound, repoPathOf
 export const MAX_SHOWN_LINES = 5000;
 const BLAME_MAX_EDIT_LENGTH = 2000;
 const BLAME_CHECKPOINT_EVERY = 64;
+const READ_BATCH = 32;
 
 export interface Revision {
   entry: HistoryEntry;
@@ -90,13 +91,23 @@ export async function blame(ctx: AuditContext, revisions: Revision[]): Promise<B
     if (state) break;
   }
   state ??= { lines: [], origins: [] };
+  const texts = await readAll(ctx, revisions.slice(start + 1).map((r) => r.oid));
   for (let k = start + 1; k < revisions.length; k++) {
     const revision = revisions[k];
-    const lines = splitLines(await textOf(ctx, revision.oid));
+    const lines = splitLines(texts[k - start - 1]);
     state = advance(state, lines, revision.entry.commit);
     if (k === revisions.length - 1 || k % BLAME_CHECKPOINT_EVERY === 0) ctx.blames.set(key(revision), state);
   }
   return state;
+}
+
+/** Blob texts in order, read a batch at a time so the object reads overlap. */
+async function readAll(ctx: AuditContext, oids: (string | null)[]): Promise<string[]> {
+  const texts: string[] = [];
+  for (let k = 0; k < oids.length; k += READ_BATCH) {
+    texts.push(...(await Promise.all(oids.slice(k, k + READ_BATCH).map((oid) => textOf(ctx, oid)))));
+  }
+  return texts;
 }
 
 /** Pure: carry unchanged lines' origins over, attribute added lines to `commit`. */

@@ -82,6 +82,16 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
  * (Calls of other sessions that landed in between on the same files are part of that difference.)
  */
 async function combinedDiff(ctx: AuditContext, entries: HistoryEntry[]): Promise<{ combined: FileDiffView[]; truncated: boolean }> {
+  // Cached by the session's first and last commits: a session that gains a call gets a new key.
+  const key = `session:${entries[0].commit}:${entries[entries.length - 1].commit}`;
+  const cached = ctx.diffs.get(key) as { combined: FileDiffView[]; truncated: boolean } | undefined;
+  if (cached) return cached;
+  const result = await computeCombinedDiff(ctx, entries);
+  ctx.diffs.set(key, result);
+  return result;
+}
+
+async function computeCombinedDiff(ctx: AuditContext, entries: HistoryEntry[]): Promise<{ combined: FileDiffView[]; truncated: boolean }> {
   const touched = new Set<string>();
   for (const e of entries) for (const c of e.changes) if (isMemoryFile(c.path)) touched.add(c.path);
   const paths = [...touched].sort();
