@@ -100,6 +100,33 @@ describe('revert one tool call', () => {
     expect(outcome.files.map((f) => [f.status, f.oldPath, f.newPath])).toEqual([['renamed', '/memories/archive/old.md', '/memories/a.md']]);
   });
 
+  it('round trip through a rename: reverting the revert moves the file forward again, later edits and all', async () => {
+    await call(store, 'toolu_01', create('/memories/a.md', FACTS));
+    await call(store, 'toolu_02', rename('/memories/a.md', '/memories/b.md'));
+    await call(store, 'toolu_03', replace('/memories/b.md', 'gamma', 'gamma 2'));
+    const original = git(store.dir, 'rev-parse', 'HEAD:memories');
+    const first = await store.revert('toolu_02', OPERATOR);
+    await call(store, 'toolu_04', replace('/memories/a.md', 'alpha', 'alpha 2'));
+    const second = await store.revert(first.commit!, OPERATOR);
+    expect(second.files.map((f) => [f.status, f.oldPath, f.newPath])).toEqual([['renamed', '/memories/a.md', '/memories/b.md']]);
+    expect(show(store.dir, 'memories/b.md')).toBe('alpha 2\nbeta\ngamma 2\ndelta\nepsilon');
+    await store.revert('toolu_04', OPERATOR);
+    expect(git(store.dir, 'rev-parse', 'HEAD:memories')).toBe(original);
+  });
+
+  it('refuses to move a file back onto a path a later call took, or after it moved again', async () => {
+    await call(store, 'toolu_01', create('/memories/a.md', 'a\n'));
+    await call(store, 'toolu_02', rename('/memories/a.md', '/memories/b.md'));
+    await call(store, 'toolu_03', create('/memories/a.md', 'new a\n'));
+    const taken = await store.revert('toolu_02', OPERATOR);
+    expect(taken.conflicts.map((c) => [c.kind, c.path, c.calls.map((x) => x.toolUseId)])).toEqual([['path-taken', '/memories/a.md', ['toolu_03']]]);
+    await call(store, 'toolu_04', remove('/memories/a.md'));
+    await call(store, 'toolu_05', rename('/memories/b.md', '/memories/c.md'));
+    const moved = await store.revert('toolu_02', OPERATOR);
+    expect(moved.conflicts.map((c) => [c.kind, c.path, c.calls.map((x) => x.toolUseId)])).toEqual([['moved', '/memories/c.md', ['toolu_05']]]);
+    expect(moved.commit).toBeNull();
+  });
+
   it('reverting a directory rename moves every file back', async () => {
     await call(store, 'toolu_01', create('/memories/p/x.md', 'x\n'));
     await call(store, 'toolu_02', create('/memories/p/sub/y.md', 'y\n'));
