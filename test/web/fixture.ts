@@ -59,6 +59,8 @@ export async function buildFixture(): Promise<Fixture> {
   ids.afterRename = await call(store, s2, { command: 'str_replace', path: '/memories/projects/atlas-v2.md', old_str: 'owner: Dana', new_str: 'owner: Dana (since 2024)' });
   ids.scratch = await call(store, s2, { command: 'create', path: '/memories/scratch.md', file_text: 'temporary\n' });
   ids.delete = await call(store, s2, { command: 'delete', path: '/memories/scratch.md' });
+  // The same path again after its deletion: a new life, whose history must not include the old one.
+  ids.recreate = await call(store, 'sess_20261202T120000_char', { command: 'create', path: '/memories/scratch.md', file_text: 'second life\n' });
   ids.xss = await call(store, HOSTILE_SESSION, { command: 'create', path: '/memories/hostile/corpus.md', file_text: XSS_PAYLOADS.join('\n') + '\n' }, HOSTILE_TOOL_USE);
   for (const [k, name] of HOSTILE_NAMES.entries()) {
     ids[`name${k}`] = await call(store, HOSTILE_SESSION, { command: 'create', path: `/memories/hostile/${name}`, file_text: `${XSS_PAYLOADS[k]}\n` });

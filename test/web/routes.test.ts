@@ -62,7 +62,7 @@ describe('every page and its JSON twin', () => {
     }
     const overview = (await get('/api')).body;
     expect(overview.totals.commits).toBe(fixture.store.history.size);
-    expect(overview.totals.sessions).toBe(3);
+    expect(overview.totals.sessions).toBe(4);
     expect(overview.files.map((f: { rel: string }) => f.rel)).toContain('projects/atlas-v2.md');
   });
 });
@@ -131,9 +131,12 @@ describe('file page: content, history following renames, blame', () => {
   it('shows the file as of an older commit, and a deleted file with the call that deleted it', async () => {
     const old = (await get(`/api/files/projects/atlas.md?at=${fixture.ids.project}`)).body;
     expect(old.lines.map((l: { text: string }) => l.text)).toEqual(['Project Atlas', 'owner: Dana', 'status: planning']);
-    const deleted = (await get('/api/files/scratch.md')).body;
+    const deleted = (await get(`/api/files/scratch.md?at=${fixture.ids.delete}`)).body;
     expect(deleted.exists).toBe(false);
     expect(deleted.deletedBy.toolUseId).toBe(fixture.ids.delete);
+    const reborn = (await get('/api/files/scratch.md')).body;
+    expect(reborn.lines.map((l: { text: string }) => l.text)).toEqual(['second life']);
+    expect(reborn.history.map((h: { kind: string; toolUseId: string }) => [h.kind, h.toolUseId])).toEqual([['created', fixture.ids.recreate]]);
     expect((await get('/files/never-existed.md')).status).toBe(404);
   });
 
@@ -161,7 +164,7 @@ describe('tree, sessions and search', () => {
 
   it('lists sessions and shows one session call by call with a combined before/after diff', async () => {
     const list = (await get('/api/sessions')).body.sessions;
-    expect(list.map((s: { id: string }) => s.id).sort()).toEqual([HOSTILE_SESSION, 'sess_20261202T100000_alfa', 'sess_20261202T110000_brav'].sort());
+    expect(list.map((s: { id: string }) => s.id).sort()).toEqual([HOSTILE_SESSION, 'sess_20261202T100000_alfa', 'sess_20261202T110000_brav', 'sess_20261202T120000_char'].sort());
     const session = (await get('/api/sessions/sess_20261202T110000_brav')).body;
     expect(session.calls).toBe(5);
     expect(session.page.map((c: { step: number; toolUseId: string }) => [c.step, c.toolUseId])).toEqual([

@@ -1,6 +1,5 @@
 import { queryString, registerPage, RouteModule, wildcardPath } from '../page';
-import { rawFile } from '../services/files';
-import { filePage } from '../services/files';
+import { filePage, rawFile } from '../services/files';
 import { treePage } from '../services/tree';
 
 export const filesRoutes: RouteModule = (router, deps) => {
