@@ -22,12 +22,20 @@ function newestSourceMtime(dir: string): number {
   return newest;
 }
 
-function isStale(extraSources: string[]): boolean {
-  const outputs = [DIST_ENTRY, CLI_MAIN];
-  if (!outputs.every((file) => fs.existsSync(file))) return true;
-  const oldestOutput = Math.min(...outputs.map((file) => fs.statSync(file).mtimeMs));
+function newestInputMtime(extraSources: string[]): number {
   const inputs = [path.join(REPO_ROOT, 'package.json'), path.join(REPO_ROOT, 'tsconfig.json'), ...extraSources].map((f) => fs.statSync(f).mtimeMs);
-  return Math.max(newestSourceMtime(path.join(REPO_ROOT, 'src')), ...inputs) > oldestOutput;
+  return Math.max(newestSourceMtime(path.join(REPO_ROOT, 'src')), ...inputs);
+}
+
+/** The oldest of the outputs the tests need, or -1 when one is missing. */
+function oldestOutputMtime(): number {
+  const outputs = [DIST_ENTRY, CLI_MAIN];
+  if (!outputs.every((file) => fs.existsSync(file))) return -1;
+  return Math.min(...outputs.map((file) => fs.statSync(file).mtimeMs));
+}
+
+function isStale(extraSources: string[]): boolean {
+  return newestInputMtime(extraSources) > oldestOutputMtime();
 }
 
 /**
@@ -44,11 +52,13 @@ export async function ensureBuilt(extraSources: string[] = []): Promise<void> {
   });
   try {
     if (!isStale(extraSources)) return; // another test file built it while we waited
+    const sourcesAtStart = newestInputMtime(extraSources);
     const tsc = require.resolve('typescript/bin/tsc');
     const build = spawnSync(process.execPath, [tsc, '-p', path.join(REPO_ROOT, 'tsconfig.json')], { encoding: 'utf8' });
     // tsc emits even with type errors elsewhere in the tree (another engineer's work in progress); the
-    // outputs we need must exist and be fresh, or the build failed for us.
-    if (isStale(extraSources)) throw new Error(`building dist/ failed:\n${build.stdout}${build.stderr}`);
+    // outputs we need must exist and be newer than the sources the build started from (a source saved
+    // during the build is not a failure of this build).
+    if (sourcesAtStart > oldestOutputMtime()) throw new Error(`building dist/ failed:\n${build.stdout}${build.stderr}`);
   } finally {
     await release();
   }
