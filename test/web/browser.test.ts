@@ -8,7 +8,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
 import { startServer, RunningServer } from '../../src/web/server';
-import { buildShowcase, FALSE_FACT, SHOWCASE_SESSIONS } from './showcase';
+import { buildDemoStore } from '../../src/agent/demo/build';
+import { INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../src/agent/demo/transcript';
+import { MemoryStore } from '../../src/store/memory-store';
 import { buildFixture, Fixture, HOSTILE_NAMES, HOSTILE_SESSION, removeFixture, XSS_PAYLOADS } from './fixture';
 
 /** Code passed to page.evaluate runs in the browser; the project compiles without the DOM lib. */
@@ -249,45 +251,52 @@ describe('audit UI in Chromium', () => {
   });
 });
 
-describe('a realistic store (the README screenshots)', () => {
-  let showcase: Awaited<ReturnType<typeof buildShowcase>>;
-  let showServer: RunningServer;
+describe('the demo store (the README screenshots)', () => {
+  let demoDir: string;
+  let demoStore: MemoryStore;
+  let demoServer: RunningServer;
 
   beforeAll(async () => {
-    showcase = await buildShowcase();
-    showServer = await startServer({ store: showcase.store, port: 0 });
+    demoDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-web-demo-')), 'store');
+    await buildDemoStore(demoDir);
+    demoStore = await MemoryStore.open(demoDir, { log: () => undefined });
+    demoServer = await startServer({ store: demoStore, port: 0 });
   });
 
   afterAll(async () => {
-    await showServer?.close();
-    await showcase?.store.close();
-    if (showcase) fs.rmSync(showcase.dir, { recursive: true, force: true });
+    await demoServer?.close();
+    await demoStore?.close();
+    if (demoDir) fs.rmSync(path.dirname(demoDir), { recursive: true, force: true });
   });
 
-  it('finds the injected fact from search, then blame, then its call and session', async () => {
+  it('renders every page, and traces the planted fact from blame to its call and session in three clicks', async () => {
     const page = await open('/');
     const go = async (url: string, name: string) => {
-      await page.goto(showServer.url + url);
+      const response = await page.goto(demoServer.url + url);
+      expect([url, response?.status()]).toEqual([url, 200]);
       await shot(page, name, DOC_SHOTS);
+      await expectNoForeignDom(page);
     };
     await go('/', 'overview');
     await go('/commits', 'commits');
-    await go('/search?q=EVIL', 'search');
-    await page.click('section.hit a.path');
-    await page.waitForURL('**/files/vendors/acme.md');
-    await expect(page.locator('tr', { hasText: FALSE_FACT }).locator('td.gutter a.id').innerText()).resolves.toBe(showcase.falseFactCall);
-    await shot(page, 'file-blame', DOC_SHOTS);
-    await page.locator('tr', { hasText: FALSE_FACT }).locator('td.gutter a.id').click();
-    await page.waitForURL(`**/commits/${showcase.falseFactCall}`);
-    await shot(page, 'commit', DOC_SHOTS);
-    await go(`/commits/${showcase.falseFactCall}?view=split`, 'commit-side-by-side');
-    await page.goto(`${showServer.url}/commits/${showcase.falseFactCall}`);
-    await page.locator('dd a.session').click();
-    await page.waitForURL(`**/sessions/${SHOWCASE_SESSIONS[1]}`);
-    await shot(page, 'session', DOC_SHOTS);
     await go('/sessions', 'sessions');
-    await go(`/tree?at=${showcase.falseFactCall}&dir=vendors`, 'tree-at-commit');
-    await expectNoForeignDom(page);
+    await go('/search?q=pre-approved', 'search');
+    await go(`/tree?at=${INJECTED_TOOL_USE_ID}&dir=customers/acme-logistics`, 'tree-at-commit');
+    await go(`/commits/${INJECTED_TOOL_USE_ID}?view=split`, 'commit-side-by-side');
+    // The trail an operator follows: the file, the line's call in the blame gutter, the call's session.
+    await go('/files/customers/acme-logistics/profile.md', 'file-blame');
+    const line = page.locator('table.blame tr', { hasText: 'pre-approved' }).first();
+    const gutterCall = page.locator('table.blame tr.run-start', { has: page.locator(`a.id[href="/commits/${INJECTED_TOOL_USE_ID}"]`) });
+    expect(await gutterCall.count()).toBe(1);
+    expect(await line.count()).toBe(1);
+    await gutterCall.locator('a.id').click(); // click 1
+    await page.waitForURL(`**/commits/${INJECTED_TOOL_USE_ID}`);
+    await expect(page.locator('main').innerText()).resolves.toContain('pre-approved');
+    await shot(page, 'commit', DOC_SHOTS);
+    await page.locator('dd a.session').click(); // click 2
+    await page.waitForURL(`**/sessions/${INJECTED_SESSION}`);
+    await expect(page.locator(`li.step a.id[href="/commits/${INJECTED_TOOL_USE_ID}"]`).count()).resolves.toBe(1);
+    await shot(page, 'session', DOC_SHOTS);
     await page.close();
   });
 });
