@@ -1,4 +1,4 @@
-/** A small, realistic store for the README screenshots: three sessions, one of them prompt-injected. */
+/** A small, realistic store: three sessions, one of them prompt-injected (the rollback browser test uses it). */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
