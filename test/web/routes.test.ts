@@ -324,3 +324,30 @@ describe('requests from other hosts', () => {
     expect(res.status).toBe(404);
   });
 });
+
+describe('history through a directory rename', () => {
+  it('follows each file of a renamed directory back to its creation', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-web-dirrename-'));
+    const store = await MemoryStore.open(dir, { fsync: false, log: () => undefined });
+    try {
+      const s = 'sess_dirs';
+      const a = await call(store, s, { command: 'create', path: '/memories/team/alice.md', file_text: 'Alice\nrole: design\n' });
+      const b = await call(store, s, { command: 'create', path: '/memories/team/bob.md', file_text: 'Bob\nrole: backend\n' });
+      const edit = await call(store, s, { command: 'str_replace', path: '/memories/team/alice.md', old_str: 'role: design', new_str: 'role: design lead' });
+      const move = await call(store, s, { command: 'rename', old_path: '/memories/team', new_path: '/memories/people' });
+      const web = createApp({ store });
+      const page = (await request(web).get('/api/files/people/alice.md').set('Host', 'localhost')).body;
+      expect(page.history.map((h: { kind: string; toolUseId: string }) => [h.kind, h.toolUseId])).toEqual([
+        ['renamed', move], ['modified', edit], ['created', a],
+      ]);
+      expect(page.lines.map((l: { text: string; origin: string }) => [l.text, page.origins[l.origin].toolUseId])).toEqual([
+        ['Alice', a], ['role: design lead', edit],
+      ]);
+      const bob = (await request(web).get('/api/files/people/bob.md').set('Host', 'localhost')).body;
+      expect(bob.history.map((h: { toolUseId: string }) => h.toolUseId)).toEqual([move, b]);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
