@@ -12,6 +12,11 @@ import * as lockfile from 'proper-lockfile';
  * file inside the lock directory. A waiter on the same host that finds the owner dead removes the lock at
  * once — under a second, exclusive `.takeover` directory so that two waiters cannot both remove it, and
  * only while the lock is younger than `staleMs - 1 s`, so this never races proper-lockfile's own takeover.
+ *
+ * Between creating the lock directory and writing `owner` (and while releasing) the lock has no owner.
+ * To judge that case too, every process announces each attempt with an intent file
+ * (`<lock>.intents/<host>-<pid>-<n>`) before it can create the lock and removes it only after releasing:
+ * an ownerless lock whose announced processes are all dead was left by one of them.
  */
 
 export interface WriteLockOptions {
@@ -23,6 +28,7 @@ export interface WriteLockOptions {
 }
 
 const OWNER_FILE = 'owner';
+let intentCounter = 0;
 
 /** proper-lockfile removes its lock with rmdir; ours holds the owner file, so remove it with its content. */
 const lockFs = {
@@ -69,13 +75,27 @@ export class WriteLock {
   /** Run `task` alone: after every earlier task of this process and with no other process writing. */
   withLock<T>(task: () => Promise<T>): Promise<T> {
     return this.queue.run(async () => {
-      const release = await this.acquire();
+      const intent = path.join(this.intentsDir, `${os.hostname()}-${process.pid}-${++intentCounter}`);
+      await fs.promises.writeFile(intent, '').catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+        await fs.promises.mkdir(this.intentsDir, { recursive: true });
+        await fs.promises.writeFile(intent, '');
+      });
       try {
-        return await task();
+        const release = await this.acquire(intent);
+        try {
+          return await task();
+        } finally {
+          await release().catch(() => undefined);
+        }
       } finally {
-        await release().catch(() => undefined);
+        await fs.promises.rm(intent, { force: true });
       }
     });
+  }
+
+  private get intentsDir(): string {
+    return `${this.lockPath}.intents`;
   }
 
   /** Order `task` after this process's earlier writes without taking the cross-process lock (reads). */
@@ -83,7 +103,7 @@ export class WriteLock {
     return this.queue.run(task);
   }
 
-  private async acquire(): Promise<() => Promise<void>> {
+  private async acquire(intent: string): Promise<() => Promise<void>> {
     await fs.promises.mkdir(path.dirname(this.target), { recursive: true });
     const started = Date.now();
     let delay = 2;
@@ -108,7 +128,7 @@ export class WriteLock {
         return release;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
-        if (await this.takeOverIfOwnerDied()) continue;
+        if (await this.takeOverIfHolderDied(intent)) continue;
         const waited = Date.now() - started;
         if (waited > this.timeoutMs) throw new LockTimeoutError(this.lockPath, waited);
         await new Promise((resolve) => setTimeout(resolve, delay));
@@ -117,10 +137,9 @@ export class WriteLock {
     }
   }
 
-  /** Remove the lock if its owner is a process on this host that no longer exists. */
-  private async takeOverIfOwnerDied(): Promise<boolean> {
-    const owner = await readOwner(this.lockPath);
-    if (!owner || isAlive(owner.pid)) return false;
+  /** Remove the lock if its holder is certainly a process of this host that no longer exists. */
+  private async takeOverIfHolderDied(ownIntent: string): Promise<boolean> {
+    if (!(await this.holderIsDead(ownIntent))) return false;
     const guard = `${this.lockPath}.takeover`;
     try {
       await fs.promises.mkdir(guard);
@@ -132,26 +151,50 @@ export class WriteLock {
       return false;
     }
     try {
-      // Re-read under the guard: another waiter may have taken the lock over and a live process now hold it.
-      const again = await readOwner(this.lockPath);
+      // Judge again under the guard: another waiter may have taken over, and a live process hold it now.
+      const holder = await this.holderIsDead(ownIntent);
       const age = await ageMs(this.lockPath);
-      if (!again || again.pid !== owner.pid || isAlive(again.pid)) return false;
-      if (age === null || age >= this.staleMs - 1000) return false;
+      if (!holder || age === null || age >= this.staleMs - 1000) return false;
       await fs.promises.rm(this.lockPath, { recursive: true, force: true });
-      this.log(`took over the write lock ${this.lockPath} from process ${owner.pid}, which has died`);
+      for (const file of holder.deadIntents) await fs.promises.rm(file, { force: true });
+      this.log(`took over the write lock ${this.lockPath} from ${holder.who}, which has died`);
       return true;
     } finally {
       await fs.promises.rm(guard, { recursive: true, force: true });
     }
   }
+
+  /** The dead holder of the lock (and the intents dead processes left), or null if it may be alive. */
+  private async holderIsDead(ownIntent: string): Promise<{ who: string; deadIntents: string[] } | null> {
+    const owner = await readOwner(this.lockPath);
+    const intents = await readIntents(this.intentsDir);
+    const deadIntents = intents.filter((i) => i.pid !== null && !isAlive(i.pid)).map((i) => i.file);
+    if (owner === 'foreign') return null;
+    if (owner) return isAlive(owner.pid) ? null : { who: `process ${owner.pid}`, deadIntents };
+    // No owner (yet, or any more): the holder is one of the processes that announced an attempt.
+    const othersAlive = intents.some((i) => i.file !== ownIntent && (i.pid === null || isAlive(i.pid)));
+    if (othersAlive || deadIntents.length === 0) return null;
+    return { who: `one of processes ${intents.filter((i) => deadIntents.includes(i.file)).map((i) => i.pid).join(', ')}`, deadIntents };
+  }
 }
 
-async function readOwner(lockPath: string): Promise<{ pid: number } | null> {
+/** Intent files; `pid` is null for another host's, whose liveness cannot be known from here. */
+async function readIntents(dir: string): Promise<Array<{ file: string; pid: number | null }>> {
+  const names = await fs.promises.readdir(dir).catch(() => [] as string[]);
+  const host = os.hostname();
+  return names.map((name) => {
+    const match = /^(.*)-(\d+)-\d+$/.exec(name);
+    return { file: path.join(dir, name), pid: match && match[1] === host ? Number(match[2]) : null };
+  });
+}
+
+/** The recorded holder: null when there is none (or it is half written), 'foreign' for another host's. */
+async function readOwner(lockPath: string): Promise<{ pid: number } | 'foreign' | null> {
   const text = await fs.promises.readFile(path.join(lockPath, OWNER_FILE), 'utf8').catch(() => null);
   const match = text?.match(/^(\d+)@(.*)\n$/);
+  if (!match) return null;
   // A pid means nothing on another host (a store on a shared file system): leave that to the lock's age.
-  if (!match || match[2] !== os.hostname()) return null;
-  return { pid: Number(match[1]) };
+  return match[2] === os.hostname() ? { pid: Number(match[1]) } : 'foreign';
 }
 
 function isAlive(pid: number): boolean {

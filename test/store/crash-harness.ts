@@ -13,7 +13,7 @@
  * The writer resumes from its first unacknowledged call, so calls committed but not acknowledged are
  * retried with the same tool_use id and must replay, not apply twice.
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,6 +21,7 @@ import { applyEdits, DEFAULT_CONTRACT_OPTIONS, MemoryTree, runCommand } from '..
 import { MemoryStore, ToolResult } from '../../src/store/memory-store';
 import type { AckLine } from './crash-writer';
 import { indexOfToolUseId, workloadCall } from './crash-workload';
+import { gitReport } from './git-helpers';
 
 export const WRITER_SCRIPT = path.resolve(
   __dirname,
@@ -95,35 +96,6 @@ class SequenceModel {
     for (const item of this.tree.items()) if (item.kind === 'file' && item.path.startsWith('w/')) files.set(item.path, item.content!);
     return files;
   }
-}
-
-interface GitState {
-  fsckCode: number;
-  fsckProblems: string[];
-  head: string;
-  status: string;
-  titles: string[];
-}
-
-/** One shell for all the git CLI checks of a repository: process start-up dominates on 2 cores. */
-export function gitState(repo: string): GitState {
-  const script =
-    'git fsck --full 2>&1; echo "::fsck $?"; git rev-parse --verify -q HEAD; echo "::status"; ' +
-    'git status --porcelain --untracked-files=all; echo "::log"; git log --reverse --format=%s';
-  const run = spawnSync('bash', ['-c', script], { cwd: repo, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  const out = run.stdout;
-  const [fsckPart, rest] = out.split(/^::fsck /m);
-  const [codeAndHead, statusAndLog] = rest.split(/^::status\n/m);
-  const [status, log] = statusAndLog.split(/^::log\n/m);
-  const [codeLine, headLine = ''] = codeAndHead.split('\n');
-  return {
-    fsckCode: Number(codeLine),
-    // Dangling objects are what a killed write leaves unreachable; git itself treats them as harmless.
-    fsckProblems: fsckPart.split('\n').filter((line) => line && !line.startsWith('dangling ')),
-    head: headLine.trim(),
-    status,
-    titles: log.split('\n').filter(Boolean),
-  };
 }
 
 function memoryFiles(repo: string): Map<string, string> {
@@ -264,12 +236,14 @@ class Campaign {
   }
 
   private async checkGit(): Promise<void> {
-    const state = gitState(this.repo);
-    this.tally.fsckProblems += state.fsckProblems.length + (state.fsckCode === 0 ? 0 : 1);
-    if (state.fsckCode !== 0 || state.fsckProblems.length) this.fail(`git fsck: code ${state.fsckCode}: ${state.fsckProblems.join(' | ')}`);
-    if (!/^[0-9a-f]{40}$/.test(state.head)) this.fail(`HEAD does not resolve: ${JSON.stringify(state.head)}`);
-    if (state.status !== '') this.fail(`git status is not clean:\n${state.status}`);
-    const titles = state.titles.filter((t) => !t.startsWith('probe_') && t !== 'memgit: initialise store');
+    const report = gitReport(this.repo);
+    // Dangling objects are what a killed write leaves unreachable; git itself treats them as harmless.
+    const fsckProblems = report.fsckOutput.split('\n').filter((line) => line && !line.startsWith('dangling '));
+    this.tally.fsckProblems += fsckProblems.length + (report.fsckCode === 0 ? 0 : 1);
+    if (report.fsckCode !== 0 || fsckProblems.length) this.fail(`git fsck: code ${report.fsckCode}: ${fsckProblems.join(' | ')}`);
+    if (report.branch !== 'refs/heads/main' || report.commits.length === 0) this.fail(`HEAD does not resolve to main: ${report.branch}`);
+    if (report.status !== '') this.fail(`git status is not clean:\n${report.status}`);
+    const titles = report.commits.map((c) => c.message.split('\n')[0]).filter((t) => !t.startsWith('probe_') && t !== 'memgit: initialise store');
     const lastCommitted = titles.length ? indexOfToolUseId(this.seed, titles[titles.length - 1]) : null;
     if (titles.length && lastCommitted === null) this.fail(`unexpected commit ${titles[titles.length - 1]}`);
     // Calls past the last acknowledgement may have been committed before the kill; the model follows.
