@@ -243,6 +243,12 @@ describe('commits list: filters and cursor pagination', () => {
     expect(notes.rows.every((r) => /_(\d+)$/.test(r.toolUseId!) && Number(/_(\d+)$/.exec(r.toolUseId!)![1]) % 2 === 1)).toBe(true);
     const text = await pageOf('?text=entry 42');
     expect(text.rows.map((r) => r.toolUseId)).toEqual(['toolu_page_042']);
+    const log = await pageOf('?path=/memories/log.md');
+    expect(log.rows).toHaveLength(50);
+    const logRest = await pageOf(`?path=/memories/log.md&before=${log.older}`);
+    expect(logRest.rows).toHaveLength(10); // 59 inserts and the create
+    expect(logRest.older).toBeNull(); // no "Older" link to an empty page
+    expect(logRest.newer).toBe(logRest.rows[0].commit);
     const none = await pageOf('?path=/memories/nothing-here');
     expect(none.rows).toEqual([]);
     expect(none.older).toBeNull();

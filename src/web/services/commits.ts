@@ -107,32 +107,42 @@ export async function listCommits(
   const positions = walk(candidates, history.size, from, newestFirst);
   const matches = entryMatcher(ctx, filter);
   const deadline = filter.text ? Date.now() + TEXT_SCAN_MS : Infinity;
+  // One match beyond the page tells whether another page exists, without a second scan.
   const found: HistoryEntry[] = [];
   let scanned = 0;
   let lastScanned: number | null = null;
   let stoppedEarly = false;
   for (const position of positions) {
-    if (found.length === PAGE_SIZE) break;
+    if (found.length > PAGE_SIZE) break;
     if (scanned >= SCAN_LIMIT || Date.now() > deadline) {
       stoppedEarly = true;
       break;
     }
     scanned++;
-    lastScanned = position;
     const entry = history.at(position)!;
-    if (await matches(entry)) found.push(entry);
+    if (await matches(entry)) {
+      if (found.length === PAGE_SIZE) {
+        found.push(entry);
+        break;
+      }
+      found.push(entry);
+    }
+    lastScanned = position;
   }
+  const more = found.length > PAGE_SIZE;
+  if (more) found.pop();
+  // Where the scan went on (the far side) there is a next page when a match was left over, or a cursor to
+  // continue an interrupted scan from; on the side we came from (the cursor), the rows we came from.
+  const farCursor = more ? found[found.length - 1]?.commit ?? null : stoppedEarly && lastScanned !== null ? history.at(lastScanned)!.commit : null;
   if (!newestFirst) found.reverse();
   const rows = await Promise.all(found.map(async (e) => ({ ...summarise(ctx, e), ...(await lineStats(ctx, e)) })));
-  const oldestShown = newestFirst ? (stoppedEarly ? lastScanned : rows.at(-1)?.position ?? null) : rows.at(-1)?.position ?? null;
-  const newestShown = newestFirst ? rows[0]?.position ?? null : (stoppedEarly ? lastScanned : rows[0]?.position ?? null);
-  const hasOlder = oldestShown !== null && firstOf(walk(candidates, history.size, oldestShown, true)) !== undefined;
-  const hasNewer = newestShown !== null && firstOf(walk(candidates, history.size, newestShown, false)) !== undefined;
+  const cameFrom = cursor.before !== undefined || cursor.after !== undefined;
+  const nearCursor = cameFrom && rows.length ? (newestFirst ? rows[0].commit : rows[rows.length - 1].commit) : null;
   return {
     filter,
     rows,
-    older: hasOlder ? history.at(oldestShown!)!.commit : null,
-    newer: hasNewer && (cursor.before !== undefined || cursor.after !== undefined) ? history.at(newestShown!)!.commit : null,
+    older: newestFirst ? farCursor : nearCursor,
+    newer: newestFirst ? nearCursor : farCursor,
     partial: stoppedEarly,
     total: history.size,
   };
@@ -168,11 +178,6 @@ function* walk(candidates: number[] | null, size: number, from: number | null, d
     let i = from === null ? 0 : lowerBound(candidates, from + 1);
     for (; i < candidates.length; i++) yield candidates[i];
   }
-}
-
-function firstOf<T>(items: Iterable<T>): T | undefined {
-  for (const item of items) return item;
-  return undefined;
 }
 
 /** Index of the first element >= value in an ascending array. */
