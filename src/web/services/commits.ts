@@ -113,7 +113,6 @@ export async function listCommits(
   let lastScanned: number | null = null;
   let stoppedEarly = false;
   for (const position of positions) {
-    if (found.length > PAGE_SIZE) break;
     if (scanned >= SCAN_LIMIT || Date.now() > deadline) {
       stoppedEarly = true;
       break;
@@ -121,11 +120,8 @@ export async function listCommits(
     scanned++;
     const entry = history.at(position)!;
     if (await matches(entry)) {
-      if (found.length === PAGE_SIZE) {
-        found.push(entry);
-        break;
-      }
       found.push(entry);
+      if (found.length > PAGE_SIZE) break;
     }
     lastScanned = position;
   }
