@@ -178,18 +178,18 @@ async function run(store: MemoryStore, operation: RollbackOperation, options: Ro
     const planned = await finish(store, plan, head);
     return outcome(store, operation, planned, head, null, actor, reason, 'preview');
   }
-  let planned: (Plan & { head: string }) | null = null;
+  // The plan made under the lock, against the HEAD the commit goes on (kept for the outcome).
+  const made: { plan?: Plan; head?: string } = {};
   const { commit } = await store.writeCommit(async (head) => {
     checkHead(head);
     const p = await finish(store, plan, head);
-    planned = { ...p, head };
+    Object.assign(made, { plan: p, head });
     if (p.conflicts.length || !changed(p)) return null;
     const meta: CommitMeta = { title: p.title, actor, reverts: p.reverts, reason };
     const previousTree = (await store.objects.entryAt(await store.commitTree(head), MEMORY_ROOT))?.oid ?? null;
     return { memoryTree: await writeMemoryTree(store.objects, p.after, previousTree), meta, value: null };
   });
-  const p = planned as unknown as Plan & { head: string };
-  return outcome(store, operation, p, p.head, commit, actor, reason, 'committed');
+  return outcome(store, operation, made.plan!, made.head!, commit, actor, reason, 'committed');
 }
 
 async function finish(store: MemoryStore, plan: Planner, head: string): Promise<Plan> {
@@ -218,7 +218,7 @@ async function outcome(
   reason: string | undefined,
   success: 'committed' | 'preview',
 ): Promise<RollbackOutcome> {
-  const status = p.conflicts.length ? 'conflict' : !changed(p) ? 'unchanged' : commit || success === 'preview' ? success : 'unchanged';
+  const status = p.conflicts.length ? 'conflict' : changed(p) ? success : 'unchanged';
   const files = status === 'conflict' ? [] : await fileDiffsOf(store, p);
   return {
     operation,

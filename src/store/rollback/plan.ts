@@ -155,10 +155,16 @@ export class RollbackPlanner {
     }
   }
 
-  private conflict(target: HistoryEntry, repoPath: string, kind: RollbackConflict['kind'], touches: Touch[], message: string, lines?: RollbackConflict['lines']): Promise<void> {
-    return this.describeCalls(touches).then((calls) => {
-      this.conflicts.push({ reverting: target.commit, path: `/${repoPath}`, kind, lines, calls, message });
-    });
+  private async conflict(
+    target: HistoryEntry,
+    repoPath: string,
+    kind: RollbackConflict['kind'],
+    touches: Touch[],
+    message: string,
+    lines?: RollbackConflict['lines'],
+  ): Promise<void> {
+    const calls = await this.describeCalls(touches);
+    this.conflicts.push({ reverting: target.commit, path: `/${repoPath}`, kind, lines, calls, message });
   }
 
   private async describeCalls(touches: Touch[]): Promise<ConflictingCall[]> {
