@@ -88,6 +88,18 @@ describe('roll back a session', () => {
     expect(await view(store, '/memories')).not.toContain('bad');
   });
 
+  it('a session that edited its own lines several times rolls back cleanly to before it', async () => {
+    await call(store, 'toolu_00', create('/memories/facts.md', 'one\ntwo\n'), 'sess_good');
+    const before = git(store.dir, 'rev-parse', 'HEAD:memories');
+    await call(store, 'toolu_b1', replace('/memories/facts.md', 'two', 'TWO'), 'sess_bad');
+    await call(store, 'toolu_b2', replace('/memories/facts.md', 'TWO', 'TWO!'), 'sess_bad');
+    await call(store, 'toolu_b3', create('/memories/x/y.md', 'y\n'), 'sess_bad');
+    await call(store, 'toolu_b4', remove('/memories/x'), 'sess_bad');
+    const outcome = await store.rollbackSession('sess_bad', OPERATOR);
+    expect(outcome.status).toBe('committed');
+    expect(git(store.dir, 'rev-parse', 'HEAD:memories')).toBe(before);
+  });
+
   it('refuses when another session later changed lines the session wrote, naming that call', async () => {
     await call(store, 'toolu_00', create('/memories/facts.md', 'one\ntwo\n'), 'sess_good');
     await call(store, 'toolu_b1', replace('/memories/facts.md', 'two', 'TWO'), 'sess_bad');
