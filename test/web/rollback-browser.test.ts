@@ -5,6 +5,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { startServer, RunningServer } from '../../src/web/server';
@@ -92,5 +94,35 @@ it('reverts the false fact in a few clicks: log in, preview, confirm, see the op
   expect(git('show', 'HEAD:memories/projects/q4-launch-meetings.md')).toContain('Translations: DE and FR done');
   expect(git('status', '--porcelain')).toBe('');
   expect(problems).toEqual([]);
+  await context.close();
+});
+
+it('a page on another origin (same site, another port) cannot make a logged-in operator revert anything', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${server.url}/login`);
+  await page.getByLabel('Your name').fill('sam');
+  await page.getByLabel('Operator token').fill(TOKEN);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL(`${server.url}/`);
+  const confirm = await page.goto(`${server.url}/rollback/reset?to=${falseFactCall}`);
+  expect(confirm?.status()).toBe(200); // logged in: the session cookie works
+  const headBefore = git('rev-parse', 'HEAD');
+
+  // The attacker's page posts a form (even with a stolen-looking field set) to the memgit server.
+  const evil = http.createServer((_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(`<form method="post" action="${server.url}/rollback/reset"><input name="to" value="${falseFactCall}"><input name="_csrf" value="guess"><button>go</button></form>`);
+  });
+  await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+  try {
+    await page.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+    const [response] = await Promise.all([page.waitForResponse((r) => r.url().startsWith(server.url)), page.getByRole('button', { name: 'go' }).click()]);
+    expect(response.status()).toBe(403);
+    await expect(page.locator('main').innerText()).resolves.toMatch(/cross-site request refused|another origin/);
+  } finally {
+    await new Promise<void>((resolve) => evil.close(() => resolve()));
+  }
+  expect(git('rev-parse', 'HEAD')).toBe(headBefore);
   await context.close();
 });
