@@ -10,6 +10,7 @@ import { registerRevert } from './commands/revert';
 import { registerRestore } from './commands/restore';
 import { registerRollbackSession } from './commands/rollback-session';
 import { registerReset } from './commands/reset';
+import { registerGc } from './commands/gc';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerRestore(program);
   registerRollbackSession(program);
   registerReset(program);
+  registerGc(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import git from 'isomorphic-git';
 import { DurableFs } from './durable-fs';
 import { FileChange, FILE_MODE, listFiles, ObjectStore } from './objects';
+import { entryFromStats, IndexEntry, parseIndex, serializeIndex } from './git-index';
 
 /**
  * The working tree and index are a projection of HEAD, kept so that a user can `cd` into the store and
@@ -30,13 +31,48 @@ export class Worktree {
     // Removals first: a file may be replaced by a directory of the same name in the same commit.
     for (const change of changes) if (!change.newOid) await this.removeFile(change.path);
     for (const change of changes) if (change.newOid) await this.writeFile(change.path, change.newOid);
+    await this.updateIndex(changes);
+  }
+
+  /**
+   * One read and one write of the index for the whole call, with the stats of the files just written
+   * (git-index.ts); isomorphic-git's per-file updateIndex when the index is missing or in a form
+   * git-index.ts does not handle.
+   */
+  private async updateIndex(changes: FileChange[]): Promise<void> {
+    const indexPath = path.join(this.gitdir, 'index');
+    const entries = await this.readIndex(indexPath);
+    if (!entries) {
+      for (const change of changes) {
+        const args = { fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, filepath: change.path };
+        if (change.newOid) await git.updateIndex({ ...args, add: true });
+        else await git.updateIndex({ ...args, remove: true, force: true });
+      }
+      return;
+    }
     for (const change of changes) {
-      if (change.newOid) {
-        await git.updateIndex({ fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, filepath: change.path, add: true });
+      if (!change.newOid) {
+        entries.delete(change.path);
       } else {
-        await git.updateIndex({ fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, filepath: change.path, remove: true, force: true });
+        const stats = await fs.promises.lstat(path.join(this.dir, change.path), { bigint: true });
+        entries.set(change.path, entryFromStats(change.path, change.newOid, stats));
       }
     }
+    this.parsedIndex = null; // if the write fails, re-read whatever is on disk next time
+    await this.fs.writeFile(indexPath, serializeIndex(entries.values()));
+    this.parsedIndex = { stat: statKey(await fs.promises.stat(indexPath, { bigint: true })), entries };
+  }
+
+  /** The index as this process last wrote it, unless its stat says someone else has written it since. */
+  private parsedIndex: { stat: string; entries: Map<string, IndexEntry> } | null = null;
+
+  private async readIndex(indexPath: string): Promise<Map<string, IndexEntry> | null> {
+    const stat = await fs.promises.stat(indexPath, { bigint: true }).catch(() => null);
+    if (!stat) return null;
+    if (this.parsedIndex?.stat === statKey(stat)) return this.parsedIndex.entries;
+    this.parsedIndex = null;
+    const buffer = await fs.promises.readFile(indexPath).catch(() => null);
+    return buffer ? parseIndex(buffer) : null;
   }
 
   /**
@@ -168,6 +204,11 @@ export class Worktree {
       await fs.promises.rmdir(dir);
     }
   }
+}
+
+/** Identity of one version of a file: every write here is a rename, so a new inode at least. */
+function statKey(stat: fs.BigIntStats): string {
+  return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
 }
 
 async function lstatOrNull(file: string): Promise<fs.Stats | null> {

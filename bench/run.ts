@@ -1,0 +1,555 @@
+/**
+ * `npm run bench` — memgit against the baselines, side by side in one run, written to docs/benchmarks.md.
+ *
+ *   npm run bench                      full run: 0/1k/10k/100k commits × 100/1,000 files (many minutes)
+ *   npm run bench -- --quick           smoke run: small stores, few repetitions (about a minute)
+ *   npm run bench -- --sizes=0,1000,10000 --files=1000 --reps=20 --read-sizes=10000 --out=FILE
+ *   MEMGIT_BENCH_SIZES=0,1000,10000 npm run bench   (the same as --sizes)
+ *
+ * Write side: for each store size, the same cycle of calls (create, view, str_replace, insert, rename,
+ * delete on a new file, and an insert into an existing file) through memgit's store.execute (durable:
+ * fsync on), the SDK's BetaLocalFilesystemMemoryTool, and the git CLI (write the file, `git add` +
+ * `git commit`, one process each). The three are interleaved call by call so that machine noise hits
+ * them alike. Read side: store open (cold: history index rebuilt from git; warm: index on disk) and the
+ * audit UI's page services (src/web/services), each with fresh UI caches. Disk: a store written through
+ * memgit (1,000 calls), before and after `gc`. Stores are generated once and cached under bench/.cache/.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { BetaLocalFilesystemMemoryTool } from '@anthropic-ai/sdk/tools/memory/node';
+import { formatCommitMessage } from '../src/store/commit-message';
+import { MemoryStore } from '../src/store/memory-store';
+import { createAuditContext } from '../src/web/services/context';
+import { listCommits } from '../src/web/services/commits';
+import { sessionPage } from '../src/web/services/sessions';
+import { filePage, revisionsOf } from '../src/web/services/files';
+import { treePage } from '../src/web/services/tree';
+import { ensureStore, factOf, filePath, HOT_FILE, sessionOf, TOPICS } from './generate';
+import { cell, mb, ms, now, summarise, Summary, table, timed } from './stats';
+
+interface Options {
+  sizes: number[];
+  files: number[];
+  reps: number;
+  readSizes: number[];
+  readReps: number;
+  diskCalls: number;
+  out: string;
+  quick: boolean;
+}
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const CACHE = path.join(ROOT, 'bench', '.cache');
+
+function parseOptions(argv: string[]): Options {
+  const flags = new Map<string, string>();
+  for (const arg of argv) {
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!m) throw new Error(`unknown argument ${arg} (see bench/run.ts)`);
+    flags.set(m[1], m[2] ?? 'true');
+  }
+  const quick = flags.get('quick') === 'true';
+  const list = (name: string, env: string | undefined, fallback: number[]) => {
+    const raw = flags.get(name) ?? env;
+    return raw ? raw.split(',').map((v) => Number(v.replace(/_/g, ''))) : fallback;
+  };
+  const sizes = list('sizes', process.env.MEMGIT_BENCH_SIZES, quick ? [0, 1000] : [0, 1000, 10_000, 100_000]);
+  return {
+    quick,
+    sizes,
+    files: list('files', process.env.MEMGIT_BENCH_FILES, quick ? [100] : [100, 1000]),
+    reps: Number(flags.get('reps') ?? (quick ? 5 : 25)),
+    readSizes: list('read-sizes', process.env.MEMGIT_BENCH_READ_SIZES, quick ? [1000] : sizes.filter((n) => n >= 10_000)),
+    readReps: Number(flags.get('read-reps') ?? (quick ? 3 : 15)),
+    diskCalls: Number(flags.get('disk-calls') ?? (quick ? 300 : 1000)),
+    out: path.resolve(ROOT, flags.get('out') ?? (quick ? 'bench/.cache/benchmarks-quick.md' : 'docs/benchmarks.md')),
+  };
+}
+
+const log = (message: string) => process.stderr.write(`${message}\n`);
+
+// ---------------------------------------------------------------------------------------------------
+// The three contenders, driven with the same calls.
+
+type Input = Record<string, unknown> & { command: string };
+
+interface Contender {
+  name: string;
+  run(input: Input, call: number): Promise<void>;
+}
+
+function memgitContender(store: MemoryStore): Contender {
+  return {
+    name: 'memgit',
+    async run(input, call) {
+      const id = `toolu_run_${process.pid}_${call}`;
+      const result = await store.execute({ type: 'tool_use', id, name: 'memory', input }, { session: 'sess_bench_run' });
+      if (result.is_error) throw new Error(`memgit ${input.command}: ${result.content}`);
+    },
+  };
+}
+
+function sdkContender(tool: BetaLocalFilesystemMemoryTool): Contender {
+  return {
+    name: 'SDK fs tool',
+    async run(input) {
+      const handler = (tool as unknown as Record<string, (c: unknown) => Promise<string>>)[input.command];
+      await handler.call(tool, input);
+    },
+  };
+}
+
+/** What a user would script: edit the file, then `git add` and `git commit`, one process per step. */
+function gitCliContender(dir: string): Contender {
+  const git = (...args: string[]) => {
+    const r = spawnSync('git', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+  };
+  const file = (p: unknown) => path.join(dir, String(p).replace(/^\//, ''));
+  const commit = (input: Input, call: number) => {
+    const message = formatCommitMessage({ title: `toolu_git_${call}`, command: input.command, path: String(input.path ?? input.old_path), session: 'sess_bench_run' });
+    git('commit', '-q', '-m', message);
+  };
+  return {
+    name: 'git CLI',
+    async run(input, call) {
+      const rel = String(input.path ?? '').replace(/^\//, '');
+      switch (input.command) {
+        case 'view':
+          fs.readFileSync(file(input.path), 'utf8');
+          return;
+        case 'create':
+          fs.mkdirSync(path.dirname(file(input.path)), { recursive: true });
+          fs.writeFileSync(file(input.path), String(input.file_text));
+          git('add', '--', rel);
+          break;
+        case 'str_replace': {
+          const text = fs.readFileSync(file(input.path), 'utf8');
+          fs.writeFileSync(file(input.path), text.replace(String(input.old_str), () => String(input.new_str)));
+          git('add', '--', rel);
+          break;
+        }
+        case 'insert': {
+          const lines = fs.readFileSync(file(input.path), 'utf8').split('\n');
+          lines.splice(Number(input.insert_line), 0, String(input.insert_text));
+          fs.writeFileSync(file(input.path), lines.join('\n'));
+          git('add', '--', rel);
+          break;
+        }
+        case 'rename':
+          git('mv', '--', String(input.old_path).replace(/^\//, ''), String(input.new_path).replace(/^\//, ''));
+          break;
+        case 'delete':
+          git('rm', '-q', '--', rel);
+          break;
+      }
+      commit(input, call);
+    },
+  };
+}
+
+const WARM_UP_CYCLE = 999_999;
+const STEPS = ['create', 'view', 'str_replace', 'insert', 'rename', 'delete', 'insert (existing file)'] as const;
+type Step = (typeof STEPS)[number];
+
+/** The calls of one cycle (rep `r`), on a new file and on an existing one. */
+function cycle(r: number, files: number): Array<[Step, Input]> {
+  const file = `/memories/bench-run/new-${r}.md`;
+  const moved = `/memories/bench-run/moved-${r}.md`;
+  const text = Array.from({ length: 24 }, (_, k) => `line ${k} of a new note ${r}: something to remember`).join('\n') + '\n';
+  const steps: Array<[Step, Input]> = [
+    ['create', { command: 'create', path: file, file_text: text }],
+    ['view', { command: 'view', path: file }],
+    ['str_replace', { command: 'str_replace', path: file, old_str: `line 7 of a new note ${r}:`, new_str: `line 7 (updated) of note ${r}:` }],
+    ['insert', { command: 'insert', path: file, insert_line: 3, insert_text: `inserted fact for run ${r}` }],
+    ['rename', { command: 'rename', old_path: file, new_path: moved }],
+    ['delete', { command: 'delete', path: moved }],
+  ];
+  if (files > 0) {
+    steps.push(['insert (existing file)', { command: 'insert', path: `/${filePath((r * 37) % files)}`, insert_line: 1, insert_text: `benchmark fact ${r}` }]);
+  }
+  return steps;
+}
+
+interface WriteResult {
+  commits: number;
+  files: number;
+  /** contender → step → samples */
+  samples: Map<string, Map<Step, number[]>>;
+  mutating: Map<string, Summary>;
+  rssMb: number;
+}
+
+async function benchWrites(commits: number, files: number, opts: Options): Promise<WriteResult> {
+  const source = storeDir(commits, files);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-bench-'));
+  try {
+    const memgitDir = path.join(work, 'memgit');
+    const gitDir = path.join(work, 'gitcli');
+    const sdkDir = path.join(work, 'sdk');
+    fs.cpSync(source, memgitDir, { recursive: true });
+    fs.cpSync(source, gitDir, { recursive: true });
+    fs.mkdirSync(sdkDir, { recursive: true });
+    fs.cpSync(path.join(source, 'memories'), path.join(sdkDir, 'memories'), { recursive: true });
+    const store = await MemoryStore.open(memgitDir, { log: () => undefined, autoGcLooseObjects: 0 });
+    const sdk = await BetaLocalFilesystemMemoryTool.init(sdkDir);
+    const contenders = [memgitContender(store), sdkContender(sdk), gitCliContender(gitDir)];
+    const samples = new Map(contenders.map((c) => [c.name, new Map<Step, number[]>(STEPS.map((s) => [s, []]))]));
+    // One warm-up cycle each (JIT, page cache), not recorded.
+    let call = 0;
+    for (const c of contenders) for (const [, input] of cycle(WARM_UP_CYCLE, files)) await c.run(input, call++);
+    for (let r = 0; r < opts.reps; r++) {
+      for (const [step, input] of cycle(r, files)) {
+        for (const c of contenders) {
+          const [t] = await timed(() => c.run(input, call++));
+          samples.get(c.name)!.get(step)!.push(t);
+        }
+      }
+    }
+    await store.close();
+    const mutating = new Map<string, Summary>();
+    for (const c of contenders) {
+      const all = STEPS.filter((s) => s !== 'view').flatMap((s) => samples.get(c.name)!.get(s)!);
+      mutating.set(c.name, summarise(all));
+    }
+    return { commits, files, samples, mutating, rssMb: process.memoryUsage().rss / 1024 / 1024 };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Read side.
+
+interface ReadResult {
+  commits: number;
+  files: number;
+  rows: Array<[string, Summary, string]>;
+  peakRssMb: number;
+}
+
+async function benchReads(commits: number, files: number, opts: Options): Promise<ReadResult> {
+  const source = storeDir(commits, files);
+  const rows: Array<[string, Summary, string]> = [];
+  let peak = 0;
+  const sample = () => (peak = Math.max(peak, process.memoryUsage().rss));
+
+  // Cold: the history index is rebuilt from git (a copy without .git/memgit/history-v1.jsonl).
+  const coldReps = commits >= 100_000 ? 1 : Math.min(3, opts.readReps);
+  const cold: number[] = [];
+  for (let r = 0; r < coldReps; r++) {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-bench-cold-'));
+    try {
+      fs.cpSync(source, work, { recursive: true });
+      fs.rmSync(path.join(work, '.git', 'memgit', 'history-v1.jsonl'), { force: true });
+      const [t, store] = await timed(() => MemoryStore.open(work, { log: () => undefined, autoGcLooseObjects: 0 }));
+      cold.push(t);
+      sample();
+      await store.close();
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  }
+  rows.push(['open, cold (index rebuilt from git)', summarise(cold), '']);
+
+  const warm: number[] = [];
+  let store: MemoryStore | null = null;
+  for (let r = 0; r < opts.readReps; r++) {
+    if (store) await store.close();
+    const [t, opened] = await timed(() => MemoryStore.open(source, { log: () => undefined, autoGcLooseObjects: 0 }));
+    warm.push(t);
+    store = opened;
+    sample();
+  }
+  rows.push(['open, warm (index on disk)', summarise(warm), '< 1 s']);
+  const s = store!;
+  const history = s.history;
+  const headPosition = history.size - 1;
+  const midCall = Math.floor((commits - 1) / 2);
+  const hotRel = HOT_FILE.slice('memories/'.length);
+  const hotRevisions = history.byPath(HOT_FILE).length;
+  // A fact written by an edit of an ordinary file, half-way through history.
+  let factCall = Math.max(files, midCall);
+  while (factCall < commits - 1 && history.at(factCall + 1)?.path === `/${HOT_FILE}`) factCall++;
+  const factEntry = history.at(factCall + 1)!;
+  const oldCommit = history.at(Math.floor(history.size / 10))!.commit;
+  const pages: Array<[string, () => Promise<unknown> | unknown, string]> = [
+    ['commits page (newest 50)', (ctx = createAuditContext(s)) => listCommits(ctx, {}, {}), '< 50 ms'],
+    ['session page (50 calls)', (ctx = createAuditContext(s)) => sessionPage(ctx, sessionOf(midCall)), '< 50 ms'],
+    [`file history (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => revisionsOf(ctx, HOT_FILE, headPosition), '< 100 ms'],
+    [`file page with blame (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => filePage(ctx, hotRel, undefined), '< 300 ms'],
+    ['tree at an old commit', (ctx = createAuditContext(s)) => treePage(ctx, oldCommit, 'topic-03'), ''],
+    [
+      'which call introduced this text',
+      async (ctx = createAuditContext(s)) => {
+        const page = await listCommits(ctx, { text: factOf(factCall), path: factEntry.path! }, {});
+        if (!page.rows.some((row) => row.commit === factEntry.commit)) throw new Error('the text search missed the call that wrote it');
+      },
+      '',
+    ],
+  ];
+  for (const [name, fn, target] of pages) {
+    await fn(); // warm-up: the pack and its index loaded once, as in a running server
+    const times: number[] = [];
+    for (let r = 0; r < opts.readReps; r++) times.push((await timed(fn))[0]);
+    sample();
+    rows.push([name, summarise(times), target]);
+  }
+  await s.close();
+  return { commits, files, rows, peakRssMb: Math.max(peak, process.resourceUsage().maxRSS * 1024) / 1024 / 1024 };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Disk.
+
+interface DiskResult {
+  files: number;
+  calls: number;
+  before: number;
+  after: number;
+  gcMs: number;
+  packedObjects: number;
+}
+
+async function benchDisk(files: number, opts: Options): Promise<DiskResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-bench-disk-'));
+  try {
+    const store = await MemoryStore.open(dir, { log: () => undefined, fsync: false, autoGcLooseObjects: 0 });
+    const calls = opts.diskCalls;
+    for (let call = 0; call < calls; call++) {
+      const file = `/${filePath(call % Math.max(1, files))}`;
+      const input =
+        call < files
+          ? { command: 'create', path: file, file_text: Array.from({ length: 24 }, (_, k) => `- item ${k} of ${file}: worth remembering`).join('\n') + '\n' }
+          : { command: 'insert', path: file, insert_line: 1 + (call % 20), insert_text: `- ${factOf(call)}` };
+      const result = await store.execute({ type: 'tool_use', id: `toolu_disk_${call}`, name: 'memory', input }, { session: sessionOf(call) });
+      if (result.is_error) throw new Error(result.content);
+      if ((call + 1) % 500 === 0) log(`  disk store: ${call + 1}/${calls} calls`);
+    }
+    const objects = path.join(dir, '.git', 'objects');
+    const before = duBytes(objects);
+    const [gcMs, report] = await timed(() => store.gc({ full: true }));
+    const after = duBytes(objects);
+    const fsck = spawnSync('git', ['fsck', '--full'], { cwd: dir, encoding: 'utf8' });
+    if (fsck.status !== 0 || fsck.stdout || fsck.stderr) throw new Error(`git fsck after gc: ${fsck.stdout}${fsck.stderr}`);
+    await store.close();
+    return { files, calls, before, after, gcMs, packedObjects: report.packedObjects };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function duBytes(dir: string): number {
+  const out = spawnSync('du', ['-s', '-B1', dir], { encoding: 'utf8' });
+  return Number(out.stdout.split('\t')[0]);
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+function storeDir(commits: number, files: number): string {
+  return path.join(CACHE, `store-${commits}-${commits === 0 ? 0 : files}`);
+}
+
+function versions(): Record<string, string> {
+  const pkg = (name: string) => (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  return {
+    node: process.version,
+    memgit: (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+    'isomorphic-git': pkg('isomorphic-git'),
+    '@anthropic-ai/sdk': pkg('@anthropic-ai/sdk'),
+    git: spawnSync('git', ['--version'], { encoding: 'utf8' }).stdout.trim().replace(/^git version /, ''),
+    commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
+  };
+}
+
+function fmtSize(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  const started = now();
+  fs.mkdirSync(CACHE, { recursive: true });
+  log(`memgit bench: sizes ${opts.sizes.join(', ')} commits × ${opts.files.join(', ')} files, ${opts.reps} cycles; reads at ${opts.readSizes.join(', ') || '(none)'}`);
+  const combos: Array<[number, number]> = [];
+  for (const files of opts.files) for (const commits of opts.sizes) if (commits > 0 || files === opts.files[0]) combos.push([commits, files]);
+  for (const [commits, files] of combos) {
+    log(`store ${fmtSize(commits)} commits × ${commits ? files : 0} files`);
+    await ensureStore(storeDir(commits, files), commits, commits === 0 ? 0 : files, log);
+  }
+  const readFiles = Math.max(...opts.files);
+  for (const commits of opts.readSizes) {
+    if (!combos.some(([c, f]) => c === commits && f === readFiles)) {
+      log(`store ${fmtSize(commits)} commits × ${readFiles} files (read side)`);
+      await ensureStore(storeDir(commits, readFiles), commits, readFiles, log);
+    }
+  }
+
+  const writes: WriteResult[] = [];
+  for (const [commits, files] of combos) {
+    log(`writes: ${fmtSize(commits)} commits × ${commits ? files : 0} files (${opts.reps} cycles × ${STEPS.length} calls × 3 contenders)`);
+    const result = await benchWrites(commits, commits === 0 ? 0 : files, opts);
+    writes.push(result);
+    const m = result.mutating;
+    log(`  mutating median: memgit ${ms(m.get('memgit')!.median)}, SDK ${ms(m.get('SDK fs tool')!.median)}, git CLI ${ms(m.get('git CLI')!.median)}`);
+  }
+  const reads: ReadResult[] = [];
+  for (const commits of opts.readSizes) {
+    log(`reads: ${fmtSize(commits)} commits × ${readFiles} files`);
+    const result = await benchReads(commits, readFiles, opts);
+    reads.push(result);
+    for (const [name, s] of result.rows) log(`  ${name}: ${ms(s.median)}`);
+  }
+  const disk: DiskResult[] = [];
+  for (const files of opts.files) {
+    log(`disk: ${opts.diskCalls} calls over ${files} files, before and after gc`);
+    const result = await benchDisk(files, opts);
+    disk.push(result);
+    log(`  ${mb(result.before)} -> ${mb(result.after)} (gc ${ms(result.gcMs)})`);
+  }
+  const report = render(opts, writes, reads, disk, (now() - started) / 1000);
+  fs.mkdirSync(path.dirname(opts.out), { recursive: true });
+  fs.writeFileSync(opts.out, report);
+  log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);
+}
+
+function render(opts: Options, writes: WriteResult[], reads: ReadResult[], disk: DiskResult[], seconds: number): string {
+  const v = versions();
+  const cpus = os.cpus();
+  const out: string[] = [];
+  out.push('# Benchmarks', '');
+  out.push(
+    `Generated by \`npm run bench${opts.quick ? ' -- --quick' : ''}\` (bench/run.ts) on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC in ${Math.round(seconds)} s. ` +
+      'Every figure is **median (p95; min–max)** over repeated runs in the same process; the three write contenders are interleaved call by call.',
+    '',
+  );
+  out.push('## Machine and versions', '');
+  out.push(
+    table(
+      ['', ''],
+      [
+        ['CPU', `${cpus.length} × ${cpus[0]?.model ?? 'unknown'}`],
+        ['Memory', `${(os.totalmem() / 1024 ** 3).toFixed(1)} GB`],
+        ['OS', `${os.type()} ${os.release()} (${os.arch()})`],
+        ['Load average at the end', os.loadavg().map((l) => l.toFixed(1)).join(', ')],
+        ...Object.entries(v).map(([k, val]) => [k, val]),
+      ],
+    ),
+    '',
+  );
+
+  out.push('## Write path: one call, durable', '');
+  out.push(
+    'memgit: `store.execute` with fsync on (objects, ref, working tree and index fsynced before the result returns). ' +
+      'SDK fs tool: `BetaLocalFilesystemMemoryTool` (it fsyncs the file it writes). git CLI: edit the file, then `git add` + `git commit` ' +
+      '(`git mv` / `git rm` for rename and delete), one process each, git\'s default durability. ' +
+      `Stores are generated (bench/generate.ts) with ${TOPICS} topic directories; each cycle is create → view → str_replace → insert → rename → delete of a new file plus an insert into an existing file.`,
+    '',
+  );
+  const names = ['memgit', 'SDK fs tool', 'git CLI'];
+  for (const files of [...new Set(writes.map((w) => w.files))].sort((a, b) => a - b)) {
+    out.push(`### Growth with history length, ${fmtSize(files)} files: every mutating call pooled`, '');
+    const rows = writes
+      .filter((w) => w.files === files || (w.commits === 0 && files === Math.min(...writes.map((x) => x.files))))
+      .map((w) => {
+        const [m, sdk, g] = names.map((n) => w.mutating.get(n)!);
+        return [fmtSize(w.commits), cell(m), cell(sdk), cell(g), `${(m.median / sdk.median).toFixed(1)}×`, `${(g.median / m.median).toFixed(1)}×`];
+      });
+    out.push(table(['commits', 'memgit', 'SDK fs tool', 'git CLI', 'memgit ÷ SDK', 'git CLI ÷ memgit'], rows), '');
+  }
+  out.push('### Per command', '');
+  for (const w of writes) {
+    out.push(`**${fmtSize(w.commits)} commits, ${fmtSize(w.files)} files**`, '');
+    const rows = STEPS.filter((step) => w.samples.get('memgit')!.get(step)!.length > 0).map((step) => [
+      step,
+      ...names.map((n) => cell(summarise(w.samples.get(n)!.get(step)!))),
+    ]);
+    out.push(table(['command', ...names], rows), '');
+  }
+
+  if (reads.length) {
+    out.push('## Read side: audit pages and opening a store', '');
+    out.push(
+      'Server time of the audit UI\'s page services (src/web/services: listCommits, sessionPage, revisionsOf, filePage with blame, treePage, ' +
+        'listCommits with a text filter), called in-process with fresh UI caches for every run (the store and its pack stay open, as in a running server). ' +
+        'Open: `MemoryStore.open` — cold rebuilds the history index from git, warm reads it from `.git/memgit/`.',
+      '',
+    );
+    const names2 = reads[0].rows.map((r) => r[0]);
+    out.push(
+      table(
+        ['', ...reads.map((r) => `${fmtSize(r.commits)} commits × ${fmtSize(r.files)} files`), 'target (at 100,000)'],
+        [
+          ...names2.map((name, i) => [name, ...reads.map((r) => cell(r.rows[i]?.[1])), reads[0].rows[i][2]]),
+          ['peak RSS of the bench process so far', ...reads.map((r) => `${r.peakRssMb.toFixed(0)} MB`), ''],
+        ],
+      ),
+      '',
+    );
+  }
+
+  out.push('## Disk per 1,000 calls, before and after `memgit gc`', '');
+  out.push(
+    table(
+      ['files', 'calls', 'before gc', 'after gc', 'per 1,000 calls before', 'per 1,000 calls after', 'gc time', 'objects packed'],
+      disk.map((d) => [
+        fmtSize(d.files),
+        fmtSize(d.calls),
+        mb(d.before),
+        mb(d.after),
+        mb((d.before * 1000) / d.calls),
+        mb((d.after * 1000) / d.calls),
+        ms(d.gcMs),
+        fmtSize(d.packedObjects),
+      ]),
+    ),
+    '',
+    '`du` of `.git/objects` (allocated blocks). `git fsck --full` is clean after every gc.',
+    '',
+  );
+
+  out.push('## Targets', '');
+  out.push(...targets(opts, writes, reads, disk), '');
+  return out.join('\n');
+}
+
+function targets(opts: Options, writes: WriteResult[], reads: ReadResult[], disk: DiskResult[]): string[] {
+  const lines: string[] = [];
+  const verdict = (ok: boolean | null) => (ok === null ? 'not measured in this run' : ok ? '**met**' : '**not met**');
+  const maxFiles = Math.max(...writes.map((w) => w.files));
+  const at = (commits: number) => writes.find((w) => w.commits === commits && w.files === maxFiles);
+  const w10k = at(10_000);
+  if (w10k) {
+    const m = w10k.mutating.get('memgit')!.median;
+    const sdk = w10k.mutating.get('SDK fs tool')!.median;
+    const g = w10k.mutating.get('git CLI')!.median;
+    lines.push(`- Durable mutating call at 10,000 commits × ${fmtSize(maxFiles)} files: memgit ${ms(m)} = ${(m / sdk).toFixed(1)}× the SDK fs tool (target ≤ 5×): ${verdict(m <= 5 * sdk)}; git CLI is ${(g / m).toFixed(1)}× slower than memgit (target ≥ 5×): ${verdict(g >= 5 * m)}.`);
+  } else lines.push('- Durable mutating call at 10,000 commits: not measured in this run.');
+  const w1k = at(1000);
+  const w100k = at(100_000);
+  if (w1k && w100k) {
+    const ratio = w100k.mutating.get('memgit')!.median / w1k.mutating.get('memgit')!.median;
+    lines.push(`- Flat in history length: median at 100,000 commits is ${ratio.toFixed(2)}× the median at 1,000 (target ≤ 1.3×): ${verdict(ratio <= 1.3)}.`);
+  } else lines.push('- Flat in history length (100,000 vs 1,000 commits): not measured in this run (sizes ' + opts.sizes.join(', ') + ').');
+  const r100k = reads.find((r) => r.commits === 100_000);
+  if (r100k) {
+    for (const [name, s, target] of r100k.rows) {
+      const limit = /< (\d+) (ms|s)/.exec(target);
+      if (!limit) continue;
+      const bound = Number(limit[1]) * (limit[2] === 's' ? 1000 : 1);
+      lines.push(`- ${name} at 100,000 commits: ${ms(s.median)} median (target ${target}): ${verdict(s.median < bound)}.`);
+    }
+  } else lines.push('- Audit pages at 100,000 commits: not measured in this run.');
+  for (const d of disk) {
+    const per = (d.after * 1000) / d.calls;
+    lines.push(`- Disk after gc, ${fmtSize(d.files)} files: ${mb(per)} per 1,000 calls (target ≤ 1 MB): ${verdict(per <= 1024 * 1024)}.`);
+  }
+  return lines;
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+});
