@@ -512,6 +512,20 @@ function render(opts: Options, writes: WriteResult[], reads: ReadResult[], disk:
 
   out.push('## Targets', '');
   out.push(...targets(opts, writes, reads, disk), '');
+  out.push('## How the figures were taken', '');
+  out.push(
+    '- Stores of N commits are generated once with `git fast-import` (bench/generate.ts; the real git CLI, setup only): the same commits memgit writes ' +
+      '(initialise commit, tool_use-id titles, Memory-* trailers, `.keep` rules), packed by git with deltas, then opened with `MemoryStore` to check out the ' +
+      'working tree and build the history index. The write benchmark runs on a copy, so its own calls add loose objects on top of a packed history, as in a ' +
+      'live store between automatic gcs. The first `files` calls create the files (in ten topic directories); later calls are one-line edits, one file ' +
+      'getting every k-th call so that it has about 500 revisions; sessions are 50 calls long.',
+    '- The 0-commit store is a fresh store; its cycle creates the only files.',
+    '- git CLI runs with git\'s default durability (it does not fsync loose objects or the index by default); memgit and the SDK tool fsync.',
+    '- Page figures are service time (src/web/services) without HTTP or template rendering; every run gets fresh UI caches.',
+    '- The machine is shared with other work (see the load average above), so absolute figures are noisy; the contenders are interleaved call by call, ' +
+      'so their ratios are fairer than their absolute values.',
+    '',
+  );
   return out.join('\n');
 }
 

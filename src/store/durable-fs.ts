@@ -42,21 +42,47 @@ export class DurableFs {
 
   /** Atomically replace `file` with `data`: temp file, fsync, rename. */
   async writeFile(file: string, data: WriteData, options?: WriteOptions): Promise<void> {
+    await this.replace(file, data, options, this.fsync, Promise.resolve());
+  }
+
+  /**
+   * Atomically replace `file`, renaming only once `before` has settled: the temp file is written and
+   * fsynced meanwhile, so its fsync overlaps whatever `before` makes durable (the objects a ref names).
+   */
+  async writeFileAfter(file: string, data: WriteData, before: Promise<unknown>): Promise<void> {
+    await this.replace(file, data, undefined, this.fsync, before);
+  }
+
+  /**
+   * Replace `file` by rename without fsyncing its data: for working-tree files, which the caller fsyncs
+   * (syncDir works on files too) together with the index, all before the transaction marker goes.
+   */
+  async writeFileUnsynced(file: string, data: WriteData): Promise<void> {
+    await this.replace(file, data, undefined, false, Promise.resolve());
+  }
+
+  private async replace(file: string, data: WriteData, options: WriteOptions, sync: boolean, before: Promise<unknown>): Promise<void> {
     const mode = typeof options === 'object' && options?.mode ? options.mode & 0o777 : 0o644;
     const encoding = typeof options === 'string' ? options : (options?.encoding ?? 'utf8');
     const bytes = typeof data === 'string' ? Buffer.from(data, encoding) : data;
     const dir = path.dirname(file);
     const temp = path.join(dir, `${TEMP_MARKER}${process.pid}-${++tempCounter}`);
-    const handle = await nodeFs.promises.open(temp, 'wx', mode);
-    try {
-      await handle.writeFile(bytes);
-      if (this.fsync) await handle.sync();
-    } catch (error) {
-      await handle.close();
-      await nodeFs.promises.rm(temp, { force: true });
-      throw error;
+    const written = (async () => {
+      const handle = await nodeFs.promises.open(temp, 'wx', mode);
+      try {
+        await handle.writeFile(bytes);
+        if (sync) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    })();
+    const [tempResult, beforeResult] = await Promise.allSettled([written, before]);
+    for (const result of [tempResult, beforeResult]) {
+      if (result.status === 'rejected') {
+        await nodeFs.promises.rm(temp, { force: true });
+        throw result.reason;
+      }
     }
-    await handle.close();
     try {
       await nodeFs.promises.rename(temp, file);
     } catch (error) {

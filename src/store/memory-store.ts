@@ -390,13 +390,16 @@ export class MemoryStore {
       committer: person,
     });
     this.rememberCommitTree(commit, newTree);
-    // The blob, trees and commit were only staged: this writes and fsyncs them together, then their dirs.
-    await this.durableFs.flush();
-    await git.writeRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: `refs/heads/${STORE_BRANCH}`, value: commit, force: true });
-    await this.durableFs.flush();
+    // The blob, trees and commit were only staged: flush() writes and fsyncs them together, then their
+    // directories. The ref's temp file is written and fsynced meanwhile (what git.writeRef writes: the
+    // oid and a newline), and renamed into place only once the objects are durable.
+    const objectsDurable = this.durableFs.flush();
+    await this.durableFs.writeFileAfter(path.join(this.gitdir, 'refs', 'heads', STORE_BRANCH), `${commit}\n`, objectsDurable);
     this.head = commit;
     const changes = await diffTrees(this.objects, headTree, newTree);
-    await this.worktree.apply(changes);
+    // The ref's directory entry is fsynced while the working tree and index are projected: until both
+    // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
+    await Promise.all([this.durableFs.flush(), this.worktree.apply(changes)]);
     await this.history.record(makeEntry(commit, head, timestamp, meta, changes));
     await this.endTransaction();
     this.maybeScheduleGc();

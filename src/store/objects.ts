@@ -48,6 +48,19 @@ export class ObjectStore {
     this.reader = new ObjectReader(gitdir);
   }
 
+  private lastYield = Date.now();
+
+  /**
+   * The fast path reads synchronously, and a loop of reads (indexing a long history) would otherwise never
+   * let timers run — among them the write lock's refresh, which would then be taken as stale. Give the
+   * event loop a turn every 50 ms.
+   */
+  private async yieldSometimes(): Promise<void> {
+    if (Date.now() - this.lastYield < 50) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.lastYield = Date.now();
+  }
+
   /** An object's type and content (without git's header), or null if the fast path cannot read it. */
   readRaw(oid: string): RawObject | null {
     if (this.fs.isStaged(this.loosePath(oid))) return null;
@@ -65,6 +78,7 @@ export class ObjectStore {
   async readTree(oid: string): Promise<TreeEntry[]> {
     const cached = this.trees.get(oid);
     if (cached) return cached;
+    await this.yieldSometimes();
     const raw = this.readRaw(oid);
     const parsed = raw?.type === 'tree' ? parseTreeEntries(raw.body) : null;
     if (parsed) {
@@ -87,6 +101,7 @@ export class ObjectStore {
   async readBlob(oid: string): Promise<Uint8Array> {
     const recent = this.recentBlobs.get(oid);
     if (recent) return recent;
+    await this.yieldSometimes();
     const raw = this.readRaw(oid);
     if (raw?.type === 'blob') return raw.body;
     await this.flushIfStaged(oid);
@@ -110,6 +125,7 @@ export class ObjectStore {
   }
 
   async readCommit(oid: string): Promise<ReadCommitResult> {
+    await this.yieldSometimes();
     const raw = this.readRaw(oid);
     const parsed = raw?.type === 'commit' ? parseCommitObject(oid, raw.body) : null;
     if (parsed) return parsed;

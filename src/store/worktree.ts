@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
-import { DurableFs } from './durable-fs';
+import { DurableFs, syncDir } from './durable-fs';
 import { FileChange, FILE_MODE, listFiles, ObjectStore } from './objects';
 import { entryFromStats, IndexEntry, parseIndex, serializeIndex } from './git-index';
 
@@ -30,8 +30,13 @@ export class Worktree {
   async apply(changes: FileChange[]): Promise<void> {
     // Removals first: a file may be replaced by a directory of the same name in the same commit.
     for (const change of changes) if (!change.newOid) await this.removeFile(change.path);
-    for (const change of changes) if (change.newOid) await this.writeFile(change.path, change.newOid);
-    await this.updateIndex(changes);
+    // Files are renamed into place unsynced and fsynced together with the new index (one fsync round
+    // instead of one per file plus one for the index); the caller's transaction marker covers a crash.
+    const written: string[] = [];
+    for (const change of changes) {
+      if (change.newOid) written.push(await this.writeFile(change.path, change.newOid, { deferSync: true }));
+    }
+    await this.updateIndex(changes, written);
   }
 
   /**
@@ -39,7 +44,8 @@ export class Worktree {
    * (git-index.ts); isomorphic-git's per-file updateIndex when the index is missing or in a form
    * git-index.ts does not handle.
    */
-  private async updateIndex(changes: FileChange[]): Promise<void> {
+  private async updateIndex(changes: FileChange[], unsynced: string[] = []): Promise<void> {
+    const syncFiles = () => (this.fs.fsync ? Promise.all(unsynced.map((file) => syncDir(file))) : Promise.resolve());
     const indexPath = path.join(this.gitdir, 'index');
     const entries = await this.readIndex(indexPath);
     if (!entries) {
@@ -48,6 +54,7 @@ export class Worktree {
         if (change.newOid) await git.updateIndex({ ...args, add: true });
         else await git.updateIndex({ ...args, remove: true, force: true });
       }
+      await syncFiles();
       return;
     }
     for (const change of changes) {
@@ -59,7 +66,7 @@ export class Worktree {
       }
     }
     this.parsedIndex = null; // if the write fails, re-read whatever is on disk next time
-    await this.fs.writeFile(indexPath, serializeIndex(entries.values()));
+    await Promise.all([syncFiles(), this.fs.writeFile(indexPath, serializeIndex(entries.values()))]);
     this.parsedIndex = { stat: statKey(await fs.promises.stat(indexPath, { bigint: true })), entries };
   }
 
@@ -147,13 +154,16 @@ export class Worktree {
     return found;
   }
 
-  private async writeFile(repoPath: string, oid: string): Promise<void> {
+  /** Write one file from its blob; returns its path. `deferSync`: the caller fsyncs it (see apply). */
+  private async writeFile(repoPath: string, oid: string, options: { deferSync?: boolean } = {}): Promise<string> {
     const bytes = await this.objects.readBlob(oid);
     await this.ensurePlainDirs(path.posix.dirname(repoPath));
     const full = path.join(this.dir, repoPath);
     const existing = await lstatOrNull(full);
     if (existing && existing.isDirectory()) await fs.promises.rm(full, { recursive: true, force: true });
-    await this.fs.writeFile(full, bytes);
+    if (options.deferSync) await this.fs.writeFileUnsynced(full, bytes);
+    else await this.fs.writeFile(full, bytes);
+    return full;
   }
 
   private async removeFile(repoPath: string): Promise<void> {
