@@ -10,7 +10,6 @@ import { DurableFs, removeStaleTempFiles } from './durable-fs';
 import { CommitNotFoundError, InvalidToolUseError, NotAStoreError, StoreClosedError, StoreCorruptError } from './errors';
 import { GitTreeReader, MEMORY_ROOT, toRepoPath } from './git-reader';
 import { HistoryEntry, HistoryIndex, makeEntry } from './history-index';
-import { estimateLooseObjects, GcOptions, GcReport, repack } from './gc';
 import { diffTrees, ObjectStore } from './objects';
 import { configureRepository, GITATTRIBUTES, STORE_BRANCH } from './repo-config';
 import { KEEP_FILE, TreeDraft } from './tree-draft';
@@ -39,11 +38,6 @@ export interface StoreOptions {
   lockTimeoutMs?: number;
   /** Where repairs and other notable events are reported (default: stderr). */
   log?: (message: string) => void;
-  /**
-   * Pack loose objects (`gc()`) once about this many have piled up — roughly a quarter as many calls —
-   * in the background after a call is acknowledged (default 20,000; 0 turns automatic packing off).
-   */
-  autoGcLooseObjects?: number;
 }
 
 /** A Messages API tool_use block for the memory tool. */
@@ -79,10 +73,6 @@ export interface ExecutionReport {
 export const DEFAULT_AUTHOR: Author = { name: 'memgit', email: 'memgit@localhost' };
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 const BLOB_SIZE_CACHE_LIMIT = 100_000;
-const COMMIT_TREE_CACHE_LIMIT = 10_000;
-const DEFAULT_AUTO_GC_LOOSE_OBJECTS = 20_000;
-/** Counting loose objects costs a readdir: do it once per this many commits. */
-const GC_CHECK_EVERY_COMMITS = 256;
 
 /**
  * A memory store: a git repository whose `memories/` tree is Claude's `/memories`.
@@ -102,12 +92,8 @@ export class MemoryStore {
   private readonly author: Author;
   private readonly log: (message: string) => void;
   private readonly blobSizes = new Map<string, number>();
-  private readonly commitTrees = new Map<string, string>();
   private head: string | null = null;
   private closed = false;
-  private readonly autoGcLooseObjects: number;
-  private commitsSinceGcCheck = 0;
-  private pendingGc: Promise<void> | null = null;
 
   private constructor(dir: string, options: StoreOptions) {
     this.dir = dir;
@@ -127,7 +113,6 @@ export class MemoryStore {
     };
     this.author = options.author ?? DEFAULT_AUTHOR;
     this.log = options.log ?? ((message) => process.stderr.write(`memgit: ${message}\n`));
-    this.autoGcLooseObjects = options.autoGcLooseObjects ?? DEFAULT_AUTO_GC_LOOSE_OBJECTS;
   }
 
   /** Open the store in `repoDir`, creating and initialising it on first use and repairing a crash. */
@@ -222,7 +207,6 @@ export class MemoryStore {
   /** Wait for queued work, then refuse further calls. */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.pendingGc; // an automatic gc already under way finishes first
     await this.lock.inOrder(async () => undefined);
     this.closed = true;
   }
@@ -248,18 +232,7 @@ export class MemoryStore {
   }
 
   async commitTree(commit: string): Promise<string> {
-    // Commits are immutable; HEAD's tree is needed on every call, so remember trees by commit.
-    let tree = this.commitTrees.get(commit);
-    if (tree === undefined) {
-      tree = (await this.objects.readCommit(commit)).commit.tree;
-      this.rememberCommitTree(commit, tree);
-    }
-    return tree;
-  }
-
-  private rememberCommitTree(commit: string, tree: string): void {
-    if (this.commitTrees.size >= COMMIT_TREE_CACHE_LIMIT) this.commitTrees.clear();
-    this.commitTrees.set(commit, tree);
+    return (await this.objects.readCommit(commit)).commit.tree;
   }
 
   /** Resolve a commit id (full or abbreviated, at least 4 hex digits) or a tool_use id to a commit. */
@@ -288,8 +261,15 @@ export class MemoryStore {
     this.assertOpen();
     return this.withWriteLock(async () => {
       const head = await this.refreshHead();
-      const built = await build(head);
-      if (!built) return { commit: null, value: null };
+      await this.beginTransaction(); // `build` may write objects
+      const built = await build(head).catch(async (error: unknown) => {
+        await this.endTransaction();
+        throw error;
+      });
+      if (!built) {
+        await this.endTransaction();
+        return { commit: null, value: null };
+      }
       const headTree = await this.commitTree(head);
       const rootTree = await this.replaceMemoryTree(headTree, built.memoryTree);
       const commit = await this.commitChange(head, headTree, rootTree, built.meta);
@@ -326,6 +306,7 @@ export class MemoryStore {
     const headTree = await this.commitTree(head);
     const outcome = await runCommand(input, this.readerAtCommitTree(headTree), this.contractOptions);
     if (outcome.isError || !outcome.edits) return { result: toResult(id, outcome), outcome };
+    await this.beginTransaction(); // objects are written from here on
     const draft = new TreeDraft(this.objects, headTree);
     await applyEdits(draft, outcome.edits);
     const newTree = await draft.write();
@@ -375,11 +356,11 @@ export class MemoryStore {
 
   /**
    * Write one commit and move the branch to it, then project it onto the working tree.
-   * Order matters for crash safety: the transaction marker first (so a crash anywhere after it is
-   * repaired on open), objects, an fsync of everything written, the ref, and only then the projection.
+   * Order matters for crash safety: the transaction marker first — the caller begins the transaction
+   * before it writes any object, so a crash anywhere after it (temp files included) is repaired on open
+   * or before the next write — objects, an fsync of everything written, the ref, and only then the projection.
    */
   private async commitChange(head: string, headTree: string, newTree: string, meta: CommitMeta): Promise<string> {
-    await this.beginTransaction();
     const timestamp = Math.floor(Date.now() / 1000);
     const person = { name: this.author.name, email: this.author.email, timestamp, timezoneOffset: 0 };
     const commit = await this.objects.writeCommit({
@@ -389,47 +370,15 @@ export class MemoryStore {
       author: person,
       committer: person,
     });
-    this.rememberCommitTree(commit, newTree);
-    // The blob, trees and commit were only staged: flush() writes and fsyncs them together, then their
-    // directories. The ref's temp file is written and fsynced meanwhile (what git.writeRef writes: the
-    // oid and a newline), and renamed into place only once the objects are durable.
-    const objectsDurable = this.durableFs.flush();
-    await this.durableFs.writeFileAfter(path.join(this.gitdir, 'refs', 'heads', STORE_BRANCH), `${commit}\n`, objectsDurable);
+    await this.durableFs.flush();
+    await git.writeRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: `refs/heads/${STORE_BRANCH}`, value: commit, force: true });
+    await this.durableFs.flush();
     this.head = commit;
     const changes = await diffTrees(this.objects, headTree, newTree);
-    // The ref's directory entry is fsynced while the working tree and index are projected: until both
-    // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
-    await Promise.all([this.durableFs.flush(), this.worktree.apply(changes)]);
+    await this.worktree.apply(changes);
     await this.history.record(makeEntry(commit, head, timestamp, meta, changes));
     await this.endTransaction();
-    this.maybeScheduleGc();
     return commit;
-  }
-
-  /**
-   * Pack the store's objects (see gc.ts), under the write lock. `full` repacks everything into one pack;
-   * otherwise only loose objects are packed. Safe at any time: loose objects are removed only once the
-   * pack that holds them is durable.
-   */
-  async gc(options: GcOptions = {}): Promise<GcReport> {
-    this.assertOpen();
-    return this.lock.withLock(() => repack(this.objects, this.durableFs, this.gitdir, options));
-  }
-
-  /** Queue a gc behind the current call (which is acknowledged first) once loose objects pile up. */
-  private maybeScheduleGc(): void {
-    if (this.autoGcLooseObjects <= 0 || this.pendingGc) return;
-    if (++this.commitsSinceGcCheck < GC_CHECK_EVERY_COMMITS) return;
-    this.commitsSinceGcCheck = 0;
-    this.pendingGc = estimateLooseObjects(this.gitdir)
-      .then((loose) => {
-        if (loose < this.autoGcLooseObjects || this.closed) return;
-        return this.lock.withLock(() => repack(this.objects, this.durableFs, this.gitdir)).then(() => undefined);
-      })
-      .catch((error: Error) => this.log(`automatic gc failed (the store is unaffected): ${error.message}`))
-      .finally(() => {
-        this.pendingGc = null;
-      });
   }
 
   private get transactionFile(): string {
@@ -498,9 +447,14 @@ export class MemoryStore {
   private async recoverIfNeeded(options: { scanWorktree?: boolean } = {}): Promise<void> {
     const interrupted = fs.existsSync(this.transactionFile);
     const indexMissing = !fs.existsSync(path.join(this.gitdir, 'index'));
+    // Temp files of a killed writer: objects can be written before the marker (and config outside any
+    // commit), and `git fsck` reports a leftover in .git/objects, so look on every open, not only after a marker.
+    const removed = interrupted || options.scanWorktree ? await removeStaleTempFiles(this.gitdir) : [];
     const planted = !interrupted && !indexMissing && options.scanWorktree && (await this.worktree.hasSpecialFiles());
-    if (!interrupted && !indexMissing && !planted) return;
-    const removed = interrupted ? await removeStaleTempFiles(this.gitdir) : [];
+    if (!interrupted && !indexMissing && !planted) {
+      if (removed.length) this.log(`removed ${removed.length} temporary file(s) a killed writer left in ${this.gitdir}`);
+      return;
+    }
     const { commit } = await this.objects.readCommit(await this.readHead());
     const repaired = await this.worktree.rebuild(commit.tree);
     // Projecting a new store's first commit is not a repair; anything later is.

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
+import { isProcessAlive } from './process-alive';
 
 /**
  * Writes to one store are serialised twice over: a promise queue orders the calls of this process, and a
@@ -197,14 +198,7 @@ async function readOwner(lockPath: string): Promise<{ pid: number } | 'foreign' 
   return match[2] === os.hostname() ? { pid: Number(match[1]) } : 'foreign';
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+const isAlive = isProcessAlive;
 
 async function ageMs(file: string): Promise<number | null> {
   try {

@@ -216,7 +216,7 @@ class Campaign {
   }
 
   countLogLine(line: string): void {
-    if (line.includes('repaired ') || line.includes('finishing the initialisation')) this.tally.repairsLogged += 1;
+    if (line.includes('repaired ') || line.includes('temporary file(s)') || line.includes('finishing the initialisation')) this.tally.repairsLogged += 1;
     if (line.includes('took over the write lock')) this.tally.lockTakeoversLogged += 1;
   }
 
