@@ -27,6 +27,8 @@ type WriteOptions = BufferEncoding | { encoding?: BufferEncoding | null; mode?: 
 export class DurableFs {
   readonly fsync: boolean;
   private readonly touchedDirs = new Set<string>();
+  /** Files staged by `stage()`, written (all at once) by the next `flush()`. */
+  private readonly staged = new Map<string, { data: Uint8Array; mode: number }>();
 
   /** The object isomorphic-git expects: an `fs` with an enumerable `promises` property. */
   readonly gitFs: { promises: typeof nodeFs.promises };
@@ -41,21 +43,47 @@ export class DurableFs {
 
   /** Atomically replace `file` with `data`: temp file, fsync, rename. */
   async writeFile(file: string, data: WriteData, options?: WriteOptions): Promise<void> {
+    await this.replace(file, data, options, this.fsync, Promise.resolve());
+  }
+
+  /**
+   * Atomically replace `file`, renaming only once `before` has settled: the temp file is written and
+   * fsynced meanwhile, so its fsync overlaps whatever `before` makes durable (the objects a ref names).
+   */
+  async writeFileAfter(file: string, data: WriteData, before: Promise<unknown>): Promise<void> {
+    await this.replace(file, data, undefined, this.fsync, before);
+  }
+
+  /**
+   * Replace `file` by rename without fsyncing its data: for working-tree files, which the caller fsyncs
+   * (syncDir works on files too) together with the index, all before the transaction marker goes.
+   */
+  async writeFileUnsynced(file: string, data: WriteData): Promise<void> {
+    await this.replace(file, data, undefined, false, Promise.resolve());
+  }
+
+  private async replace(file: string, data: WriteData, options: WriteOptions, sync: boolean, before: Promise<unknown>): Promise<void> {
     const mode = typeof options === 'object' && options?.mode ? options.mode & 0o777 : 0o644;
     const encoding = typeof options === 'string' ? options : (options?.encoding ?? 'utf8');
     const bytes = typeof data === 'string' ? Buffer.from(data, encoding) : data;
     const dir = path.dirname(file);
     const temp = path.join(dir, `${TEMP_MARKER}${process.pid}-${++tempCounter}`);
-    const handle = await nodeFs.promises.open(temp, 'wx', mode);
-    try {
-      await handle.writeFile(bytes);
-      if (this.fsync) await handle.sync();
-    } catch (error) {
-      await handle.close();
-      await nodeFs.promises.rm(temp, { force: true });
-      throw error;
+    const written = (async () => {
+      const handle = await nodeFs.promises.open(temp, 'wx', mode);
+      try {
+        await handle.writeFile(bytes);
+        if (sync) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    })();
+    const [tempResult, beforeResult] = await Promise.allSettled([written, before]);
+    for (const result of [tempResult, beforeResult]) {
+      if (result.status === 'rejected') {
+        await nodeFs.promises.rm(temp, { force: true });
+        throw result.reason;
+      }
     }
-    await handle.close();
     try {
       await nodeFs.promises.rename(temp, file);
     } catch (error) {
@@ -65,14 +93,75 @@ export class DurableFs {
     this.touchedDirs.add(dir);
   }
 
-  /** Make every rename done since the last flush durable. */
+  /**
+   * Queue an atomic write of a file that nobody reads until the next `flush()` (git objects of one call:
+   * nothing refers to them before the ref moves). Staged files are written together — temp files written
+   * and fsynced in parallel, then renamed — which costs about one fsync's latency instead of one per file.
+   */
+  stage(file: string, data: Uint8Array, mode = 0o644): void {
+    this.staged.set(file, { data, mode });
+  }
+
+  isStaged(file: string): boolean {
+    return this.staged.has(file);
+  }
+
+  /** Write the staged files, then make every rename done since the last flush durable. */
   async flush(): Promise<void> {
+    if (this.staged.size > 0) await this.writeStaged();
     const dirs = [...this.touchedDirs];
     this.touchedDirs.clear();
     if (!this.fsync) return;
     await Promise.all(dirs.map((dir) => syncDir(dir)));
   }
+
+  /**
+   * Temp files first (written and fsynced concurrently), renames only once all of them are durable, so
+   * a crash leaves every target either absent or whole: a torn loose object that a later call would find
+   * "already there" and reuse can never appear.
+   */
+  private async writeStaged(): Promise<void> {
+    const batch = [...this.staged];
+    this.staged.clear();
+    const temps: Array<[temp: string, file: string]> = [];
+    try {
+      for (let i = 0; i < batch.length; i += STAGED_WRITE_CONCURRENCY) {
+        await Promise.all(
+          batch.slice(i, i + STAGED_WRITE_CONCURRENCY).map(async ([file, { data, mode }]) => {
+            const dir = path.dirname(file);
+            await this.ensureDir(dir);
+            const temp = path.join(dir, `${TEMP_MARKER}${process.pid}-${++tempCounter}`);
+            temps.push([temp, file]);
+            const handle = await nodeFs.promises.open(temp, 'wx', mode);
+            try {
+              await handle.writeFile(data);
+              if (this.fsync) await handle.sync();
+            } finally {
+              await handle.close();
+            }
+          }),
+        );
+      }
+      await Promise.all(temps.map(([temp, file]) => nodeFs.promises.rename(temp, file)));
+    } catch (error) {
+      await Promise.all(temps.map(([temp]) => nodeFs.promises.rm(temp, { force: true })));
+      throw error;
+    }
+    for (const [, file] of temps) this.touchedDirs.add(path.dirname(file));
+  }
+
+  /** mkdir -p; a directory created here is a new entry in its parent, which must be fsynced too. */
+  private async ensureDir(dir: string): Promise<void> {
+    const created = await nodeFs.promises.mkdir(dir, { recursive: true });
+    if (!created) return;
+    for (let d = dir; ; d = path.dirname(d)) {
+      this.touchedDirs.add(path.dirname(d));
+      if (d === created || d === path.dirname(d)) break;
+    }
+  }
 }
+
+const STAGED_WRITE_CONCURRENCY = 32;
 
 export async function syncDir(dir: string): Promise<void> {
   let handle: nodeFs.promises.FileHandle | undefined;

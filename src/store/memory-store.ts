@@ -10,6 +10,7 @@ import { DurableFs, removeStaleTempFiles } from './durable-fs';
 import { CommitNotFoundError, InvalidToolUseError, NotAStoreError, StoreClosedError, StoreCorruptError } from './errors';
 import { GitTreeReader, MEMORY_ROOT, toRepoPath } from './git-reader';
 import { HistoryEntry, HistoryIndex, makeEntry } from './history-index';
+import { estimateLooseObjects, GcOptions, GcReport, repack } from './gc';
 import { diffTrees, ObjectStore } from './objects';
 import { configureRepository, GITATTRIBUTES, STORE_BRANCH } from './repo-config';
 import { KEEP_FILE, TreeDraft } from './tree-draft';
@@ -38,6 +39,11 @@ export interface StoreOptions {
   lockTimeoutMs?: number;
   /** Where repairs and other notable events are reported (default: stderr). */
   log?: (message: string) => void;
+  /**
+   * Pack loose objects (`gc()`) once about this many have piled up — roughly a quarter as many calls —
+   * in the background after a call is acknowledged (default 20,000; 0 turns automatic packing off).
+   */
+  autoGcLooseObjects?: number;
 }
 
 /** A Messages API tool_use block for the memory tool. */
@@ -73,6 +79,10 @@ export interface ExecutionReport {
 export const DEFAULT_AUTHOR: Author = { name: 'memgit', email: 'memgit@localhost' };
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 const BLOB_SIZE_CACHE_LIMIT = 100_000;
+const COMMIT_TREE_CACHE_LIMIT = 10_000;
+const DEFAULT_AUTO_GC_LOOSE_OBJECTS = 20_000;
+/** Counting loose objects costs a readdir: do it once per this many commits. */
+const GC_CHECK_EVERY_COMMITS = 256;
 
 /**
  * A memory store: a git repository whose `memories/` tree is Claude's `/memories`.
@@ -92,8 +102,12 @@ export class MemoryStore {
   private readonly author: Author;
   private readonly log: (message: string) => void;
   private readonly blobSizes = new Map<string, number>();
+  private readonly commitTrees = new Map<string, string>();
   private head: string | null = null;
   private closed = false;
+  private readonly autoGcLooseObjects: number;
+  private commitsSinceGcCheck = 0;
+  private pendingGc: Promise<void> | null = null;
 
   private constructor(dir: string, options: StoreOptions) {
     this.dir = dir;
@@ -113,6 +127,7 @@ export class MemoryStore {
     };
     this.author = options.author ?? DEFAULT_AUTHOR;
     this.log = options.log ?? ((message) => process.stderr.write(`memgit: ${message}\n`));
+    this.autoGcLooseObjects = options.autoGcLooseObjects ?? DEFAULT_AUTO_GC_LOOSE_OBJECTS;
   }
 
   /** Open the store in `repoDir`, creating and initialising it on first use and repairing a crash. */
@@ -207,6 +222,7 @@ export class MemoryStore {
   /** Wait for queued work, then refuse further calls. */
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.pendingGc; // an automatic gc already under way finishes first
     await this.lock.inOrder(async () => undefined);
     this.closed = true;
   }
@@ -232,7 +248,18 @@ export class MemoryStore {
   }
 
   async commitTree(commit: string): Promise<string> {
-    return (await this.objects.readCommit(commit)).commit.tree;
+    // Commits are immutable; HEAD's tree is needed on every call, so remember trees by commit.
+    let tree = this.commitTrees.get(commit);
+    if (tree === undefined) {
+      tree = (await this.objects.readCommit(commit)).commit.tree;
+      this.rememberCommitTree(commit, tree);
+    }
+    return tree;
+  }
+
+  private rememberCommitTree(commit: string, tree: string): void {
+    if (this.commitTrees.size >= COMMIT_TREE_CACHE_LIMIT) this.commitTrees.clear();
+    this.commitTrees.set(commit, tree);
   }
 
   /** Resolve a commit id (full or abbreviated, at least 4 hex digits) or a tool_use id to a commit. */
@@ -370,15 +397,47 @@ export class MemoryStore {
       author: person,
       committer: person,
     });
-    await this.durableFs.flush();
-    await git.writeRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: `refs/heads/${STORE_BRANCH}`, value: commit, force: true });
-    await this.durableFs.flush();
+    this.rememberCommitTree(commit, newTree);
+    // The blob, trees and commit were only staged: flush() writes and fsyncs them together, then their
+    // directories. The ref's temp file is written and fsynced meanwhile (what git.writeRef writes: the
+    // oid and a newline), and renamed into place only once the objects are durable.
+    const objectsDurable = this.durableFs.flush();
+    await this.durableFs.writeFileAfter(path.join(this.gitdir, 'refs', 'heads', STORE_BRANCH), `${commit}\n`, objectsDurable);
     this.head = commit;
     const changes = await diffTrees(this.objects, headTree, newTree);
-    await this.worktree.apply(changes);
+    // The ref's directory entry is fsynced while the working tree and index are projected: until both
+    // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
+    await Promise.all([this.durableFs.flush(), this.worktree.apply(changes)]);
     await this.history.record(makeEntry(commit, head, timestamp, meta, changes));
     await this.endTransaction();
+    this.maybeScheduleGc();
     return commit;
+  }
+
+  /**
+   * Pack the store's objects (see gc.ts), under the write lock. `full` repacks everything into one pack;
+   * otherwise only loose objects are packed. Safe at any time: loose objects are removed only once the
+   * pack that holds them is durable.
+   */
+  async gc(options: GcOptions = {}): Promise<GcReport> {
+    this.assertOpen();
+    return this.lock.withLock(() => repack(this.objects, this.durableFs, this.gitdir, options));
+  }
+
+  /** Queue a gc behind the current call (which is acknowledged first) once loose objects pile up. */
+  private maybeScheduleGc(): void {
+    if (this.autoGcLooseObjects <= 0 || this.pendingGc) return;
+    if (++this.commitsSinceGcCheck < GC_CHECK_EVERY_COMMITS) return;
+    this.commitsSinceGcCheck = 0;
+    this.pendingGc = estimateLooseObjects(this.gitdir)
+      .then((loose) => {
+        if (loose < this.autoGcLooseObjects || this.closed) return;
+        return this.lock.withLock(() => repack(this.objects, this.durableFs, this.gitdir)).then(() => undefined);
+      })
+      .catch((error: Error) => this.log(`automatic gc failed (the store is unaffected): ${error.message}`))
+      .finally(() => {
+        this.pendingGc = null;
+      });
   }
 
   private get transactionFile(): string {
