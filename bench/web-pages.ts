@@ -4,23 +4,27 @@
  * the file's history. Builds (and caches under bench/.cache/) a store of COMMITS calls through memgit's
  * own write path with fsync off, then times each page over loopback HTTP.
  *
- *   node dist/bench/web-pages.js [commits=10000]
+ *   node dist/bench/web-pages.js [commits=10000]       build (or reuse) bench/.cache/web-<commits>
+ *   node dist/bench/web-pages.js --store DIR           time the pages of an existing store (e.g. one of
+ *                                                      npm run bench's fast-import stores, copied)
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryStore } from '../src/store/memory-store';
 import { startServer } from '../src/web/server';
 
-const COMMITS = Number(process.argv[2] ?? 10_000);
+const storeArg = process.argv.indexOf('--store');
+const EXISTING = storeArg === -1 ? null : path.resolve(process.argv[storeArg + 1]);
+const COMMITS = EXISTING ? 0 : Number(process.argv[2] ?? 10_000);
 const SESSION_CALLS = 100;
 const FILES = 200;
 const HOT_EVERY = Math.max(1, Math.floor(COMMITS / 520));
-const dir = path.resolve(__dirname, '../../bench/.cache', `web-${COMMITS}`);
+const dir = EXISTING ?? path.resolve(__dirname, '../../bench/.cache', `web-${COMMITS}`);
 
 async function build(): Promise<MemoryStore> {
   const store = await MemoryStore.open(dir, { fsync: false, log: () => undefined });
   const start = store.history.size - 1;
-  if (start >= COMMITS) return store;
+  if (EXISTING || start >= COMMITS) return store;
   const began = Date.now();
   for (let i = start; i < COMMITS; i++) {
     const session = `sess_bench_${String(Math.floor(i / SESSION_CALLS)).padStart(5, '0')}`;
@@ -51,24 +55,28 @@ async function main(): Promise<void> {
   const store = await build();
   const server = await startServer({ store, port: 0 });
   const history = store.history;
-  const hotRevisions = history.byPath('memories/hot.md').length;
+  // The file with the most revisions is the blame case; its directory the path-prefix filter.
+  const hotPath = history.paths().reduce((a, b) => (history.byPath(b).length > history.byPath(a).length ? b : a));
+  const hotRel = hotPath.replace(/^memories\//, '');
+  const hotDir = path.posix.dirname(hotRel) === '.' ? '' : path.posix.dirname(hotRel);
+  const hotRevisions = history.byPath(hotPath).length;
   const middle = history.at(Math.floor(history.size / 2))!;
   const session = middle.session!;
   const pages: [string, string][] = [
     ['commits page (newest)', '/commits'],
     ['commits page (deep cursor)', `/commits?before=${history.at(50)!.commit}`],
     ['commits page (session filter)', `/commits?session=${session}`],
-    ['commits page (path prefix filter)', '/commits?path=/memories/topic-3'],
+    ['commits page (path prefix filter)', `/commits?path=/memories/${hotDir}`],
     [`session page (${history.bySession(session).length} calls)`, `/sessions/${session}`],
-    [`file page + blame (${hotRevisions} revisions)`, '/files/hot.md'],
-    [`file page + blame at an older commit`, `/files/hot.md?at=${middle.commit}`],
-    ['file history + blame, JSON', '/api/files/hot.md'],
+    [`file page + blame (${hotRevisions} revisions)`, `/files/${hotRel}`],
+    ['file page + blame at an older commit', `/files/${hotRel}?at=${middle.commit}`],
+    ['file history + blame, JSON', `/api/files/${hotRel}`],
     ['commit page', `/commits/${middle.commit}`],
-    ['tree at an old commit', `/tree?at=${history.at(300)!.commit}&dir=topic-3`],
+    ['tree at an old commit', `/tree?at=${history.at(300)!.commit}&dir=${hotDir}`],
     ['overview', '/'],
-    ['"which call introduced" (bounded scan)', '/commits?text=fact%20number%20123'],
+    ['"which call introduced" (bounded scan)', '/commits?text=no%20such%20text%20anywhere'],
   ];
-  process.stdout.write(`store: ${history.size} commits, ${history.sessions().length} sessions, ${history.paths().length} paths; hot.md ${hotRevisions} revisions\n`);
+  process.stdout.write(`store: ${history.size} commits, ${history.sessions().length} sessions, ${history.paths().length} paths; ${hotRel} ${hotRevisions} revisions\n`);
   for (const [name, url] of pages) {
     const first = await time(server.url + url);
     const warm: number[] = [];
