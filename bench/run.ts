@@ -14,6 +14,7 @@
  * audit UI's page services (src/web/services), each with fresh UI caches. Disk: a store written through
  * memgit (1,000 calls), before and after `gc`. Stores are generated once and cached under bench/.cache/.
  */
+import '../src/cli/threadpool'; // first, as in the memgit CLI: 16 libuv threads for concurrent fsyncs
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';

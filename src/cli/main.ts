@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './threadpool'; // first: sizes libuv's pool before any file system call
 import { Command } from 'commander';
 import { registerChat } from './commands/chat';
 import { registerDemo } from './commands/demo';
