@@ -14,8 +14,9 @@ import { PackBuilder, PackObjectType, readIndexOids } from './pack';
  * object to the packs, which are listed anew on every miss.
  *
  * `full` repacks everything into one pack (the old packs are removed when the new one holds all of their
- * objects). Otherwise only objects not yet in a pack are packed — quick, run automatically every few
- * thousand calls — and a full repack follows once there are many packs.
+ * objects): `memgit gc`. Otherwise only objects not yet in a pack are packed, with deltas among
+ * themselves — quick whatever the size of the history, so this is what runs automatically every few
+ * thousand calls (holding the write lock for a few seconds); a full repack is the operator's call.
  */
 
 export interface GcOptions {
@@ -31,13 +32,10 @@ export interface GcReport {
   full: boolean;
 }
 
-/** Incremental packs allowed before a gc turns into a full repack. */
-export const MAX_PACKS = 8;
-
 export async function repack(objects: ObjectStore, durableFs: DurableFs, gitdir: string, options: GcOptions = {}): Promise<GcReport> {
   const packDir = path.join(gitdir, 'objects', 'pack');
   const existingPacks = await listPacks(packDir);
-  const full = options.full === true || existingPacks.length >= MAX_PACKS;
+  const full = options.full === true;
   const alreadyPacked = new Set<string>();
   if (!full) {
     for (const pack of existingPacks) for (const oid of await packOids(pack)) alreadyPacked.add(oid);
