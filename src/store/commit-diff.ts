@@ -27,8 +27,7 @@ export function fileDiffs(entry: HistoryEntry): FileDiff[] {
   const diffs: FileDiff[] = [];
   const pairedAdds = new Set<string>();
   for (const gone of deleted) {
-    // A rename moves blobs unchanged: pair each removed file with an added one holding the same blob.
-    const twin = entry.command === 'rename' ? added.find((a) => a.newOid === gone.oldOid && !pairedAdds.has(a.path)) : undefined;
+    const twin = renamedTo(entry, gone.path, added);
     if (twin) {
       pairedAdds.add(twin.path);
       diffs.push({ status: 'renamed', oldPath: `/${gone.path}`, newPath: `/${twin.path}`, oldOid: gone.oldOid, newOid: twin.newOid });
@@ -44,6 +43,18 @@ export function fileDiffs(entry: HistoryEntry): FileDiff[] {
     }
   }
   return diffs.sort((a, b) => ((a.newPath ?? a.oldPath)! < (b.newPath ?? b.oldPath)! ? -1 : 1));
+}
+
+/**
+ * Where a rename call moved a removed file: the same path below the new name. Pairing by path, not by
+ * blob id, keeps two files with identical content in a renamed directory on their own histories.
+ */
+function renamedTo(entry: HistoryEntry, removedRepoPath: string, added: HistoryEntry['changes']) {
+  if (entry.command !== 'rename' || !entry.path || !entry.newPath) return undefined;
+  const removed = `/${removedRepoPath}`;
+  if (removed !== entry.path && !removed.startsWith(`${entry.path}/`)) return undefined;
+  const target = `${entry.newPath}${removed.slice(entry.path.length)}`;
+  return added.find((a) => `/${a.path}` === target);
 }
 
 export async function blobText(objects: ObjectStore, oid: string | null): Promise<string> {

@@ -30,7 +30,12 @@ export class NotAStoreError extends MemgitError {}
 /** HEAD or an object it needs cannot be read; memgit will not guess. */
 export class StoreCorruptError extends MemgitError {}
 
-export { LockTimeoutError } from './write-lock';
+/** Another writer held the store's lock for longer than the caller was willing to wait. */
+export class LockTimeoutError extends MemgitError {
+  constructor(readonly lockPath: string, waitedMs: number) {
+    super(`memgit: the store is locked by another writer (${lockPath}); gave up after ${waitedMs} ms`);
+  }
+}
 
 /** A rollback that cannot be planned as asked: a bad operator name, path or point in history, or nothing to undo. */
 export class RollbackRefusedError extends MemgitError {}

@@ -18,6 +18,7 @@ const STORE_CONFIG: Array<[string, string]> = [
   ['core.protectNTFS', 'true'],
   ['core.protectHFS', 'true'],
   ['core.autocrlf', 'false'],
+  ['core.ignorecase', 'false'], // isomorphic-git's init sets true; memory paths are case-sensitive
   ['core.hooksPath', '/dev/null'],
   ['core.fsmonitor', 'false'],
   ['core.splitIndex', 'false'],
@@ -31,7 +32,7 @@ const STORE_CONFIG: Array<[string, string]> = [
 ];
 
 /** Bump when STORE_CONFIG changes, so existing stores are brought up to date on their next open. */
-const CONFIG_VERSION = '1';
+const CONFIG_VERSION = '2';
 
 /** The default store folder ships a README; the store's git must not see it as untracked. */
 const EXCLUDES = ['/README.md', '.memgit-tmp-*'];

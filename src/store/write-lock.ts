@@ -2,7 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
+import { LockTimeoutError } from './errors';
 import { isProcessAlive } from './process-alive';
+
+export { LockTimeoutError };
 
 /**
  * Writes to one store are serialised twice over: a promise queue orders the calls of this process, and a
@@ -38,13 +41,6 @@ const lockFs = {
     fs.rm(dir, { recursive: true }, callback),
   rmdirSync: (dir: string) => fs.rmSync(dir, { recursive: true }),
 };
-
-export class LockTimeoutError extends Error {
-  constructor(readonly lockPath: string, waitedMs: number) {
-    super(`memgit: the store is locked by another writer (${lockPath}); gave up after ${waitedMs} ms`);
-    this.name = 'LockTimeoutError';
-  }
-}
 
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();

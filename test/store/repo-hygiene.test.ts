@@ -20,6 +20,7 @@ const EXPECTED_CONFIG: Array<[string, string]> = [
   ['core.splitIndex', 'false'],
   ['core.untrackedCache', 'false'],
   ['core.autocrlf', 'false'],
+  ['core.ignorecase', 'false'],
   ['index.version', '2'],
   ['feature.manyFiles', 'false'],
   ['gc.auto', '0'],

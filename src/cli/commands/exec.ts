@@ -1,6 +1,7 @@
 import * as readline from 'node:readline';
 import { Command, Option } from 'commander';
 import { isValidId } from '../../contract/paths';
+import { MemgitError } from '../../store/errors';
 import { newSessionId } from '../../store/session-id';
 import { openStore, repoOption, fail } from '../options';
 
@@ -55,7 +56,14 @@ async function executeLine(store: Store, line: string, session: string): Promise
   const { type, name } = block as { type?: unknown; name?: unknown };
   if (type !== 'tool_use') return lineError(`expected "type":"tool_use", got ${JSON.stringify(type) ?? 'nothing'}`);
   if (name !== 'memory') return lineError(`expected the memory tool ("name":"memory"), got ${JSON.stringify(name) ?? 'nothing'}`);
-  return store.execute(block, { session });
+  try {
+    return await store.execute(block, { session });
+  } catch (error) {
+    // A store-level failure (e.g. another writer held the lock too long) answers this line; nothing was
+    // written, and the stream goes on so later lines still get their one line of output.
+    if (error instanceof MemgitError) return lineError(error.message.replace(/^memgit: /, ''));
+    throw error;
+  }
 }
 
 function lineError(error: string): object {
