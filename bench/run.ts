@@ -81,9 +81,9 @@ interface Contender {
   run(input: Input, call: number): Promise<void>;
 }
 
-function memgitContender(store: MemoryStore): Contender {
+function memgitContender(store: MemoryStore, name = 'memgit'): Contender {
   return {
-    name: 'memgit',
+    name,
     async run(input, call) {
       const id = `toolu_run_${process.pid}_${call}`;
       const result = await store.execute({ type: 'tool_use', id, name: 'memory', input }, { session: 'sess_bench_run' });
@@ -152,6 +152,7 @@ function gitCliContender(dir: string): Contender {
 }
 
 const WARM_UP_CYCLE = 999_999;
+const NOSYNC = 'memgit, fsync off (reference)';
 const STEPS = ['create', 'view', 'str_replace', 'insert', 'rename', 'delete', 'insert (existing file)'] as const;
 type Step = (typeof STEPS)[number];
 
@@ -188,15 +189,19 @@ async function benchWrites(commits: number, files: number, opts: Options): Promi
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-bench-'));
   try {
     const memgitDir = path.join(work, 'memgit');
+    const nosyncDir = path.join(work, 'memgit-nosync');
     const gitDir = path.join(work, 'gitcli');
     const sdkDir = path.join(work, 'sdk');
     fs.cpSync(source, memgitDir, { recursive: true });
+    fs.cpSync(source, nosyncDir, { recursive: true });
     fs.cpSync(source, gitDir, { recursive: true });
     fs.mkdirSync(sdkDir, { recursive: true });
     fs.cpSync(path.join(source, 'memories'), path.join(sdkDir, 'memories'), { recursive: true });
     const store = await MemoryStore.open(memgitDir, { log: () => undefined, autoGcLooseObjects: 0 });
     const sdk = await BetaLocalFilesystemMemoryTool.init(sdkDir);
-    const contenders = [memgitContender(store), sdkContender(sdk), gitCliContender(gitDir)];
+    // For reference (where the time goes), not a contender: memgit with fsync off.
+    const nosync = await MemoryStore.open(nosyncDir, { log: () => undefined, autoGcLooseObjects: 0, fsync: false });
+    const contenders = [memgitContender(store), sdkContender(sdk), gitCliContender(gitDir), memgitContender(nosync, NOSYNC)];
     const samples = new Map(contenders.map((c) => [c.name, new Map<Step, number[]>(STEPS.map((s) => [s, []]))]));
     // One warm-up cycle each (JIT, page cache), not recorded.
     let call = 0;
@@ -210,6 +215,7 @@ async function benchWrites(commits: number, files: number, opts: Options): Promi
       }
     }
     await store.close();
+    await nosync.close();
     const mutating = new Map<string, Summary>();
     for (const c of contenders) {
       const all = STEPS.filter((s) => s !== 'view').flatMap((s) => samples.get(c.name)!.get(s)!);
@@ -283,10 +289,16 @@ async function benchReads(commits: number, files: number, opts: Options): Promis
     [`file page with blame (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => filePage(ctx, hotRel, undefined), '< 300 ms'],
     ['tree at an old commit', (ctx = createAuditContext(s)) => treePage(ctx, oldCommit, 'topic-03'), ''],
     [
-      'which call introduced this text',
+      'which call introduced this text (all pages until found)',
       async (ctx = createAuditContext(s)) => {
-        const page = await listCommits(ctx, { text: factOf(factCall), path: factEntry.path! }, {});
-        if (!page.rows.some((row) => row.commit === factEntry.commit)) throw new Error('the text search missed the call that wrote it');
+        // The UI's "introduced this text" filter scans newest first in bounded pages; follow its `older`
+        // cursor as an operator would, until the call that wrote the text shows up.
+        const filter = { text: factOf(factCall), path: factEntry.path! };
+        let page = await listCommits(ctx, filter, {});
+        while (!page.rows.some((row) => row.commit === factEntry.commit)) {
+          if (!page.older) throw new Error('the text search missed the call that wrote it');
+          page = await listCommits(ctx, filter, { before: page.older });
+        }
       },
       '',
     ],
@@ -394,7 +406,7 @@ async function main(): Promise<void> {
     const result = await benchWrites(commits, commits === 0 ? 0 : files, opts);
     writes.push(result);
     const m = result.mutating;
-    log(`  mutating median: memgit ${ms(m.get('memgit')!.median)}, SDK ${ms(m.get('SDK fs tool')!.median)}, git CLI ${ms(m.get('git CLI')!.median)}`);
+    log(`  mutating median: memgit ${ms(m.get('memgit')!.median)}, SDK ${ms(m.get('SDK fs tool')!.median)}, git CLI ${ms(m.get('git CLI')!.median)}, memgit fsync off ${ms(m.get(NOSYNC)!.median)}`);
   }
   const reads: ReadResult[] = [];
   for (const commits of opts.readSizes) {
@@ -449,16 +461,17 @@ function render(opts: Options, writes: WriteResult[], reads: ReadResult[], disk:
       `Stores are generated (bench/generate.ts) with ${TOPICS} topic directories; each cycle is create → view → str_replace → insert → rename → delete of a new file plus an insert into an existing file.`,
     '',
   );
-  const names = ['memgit', 'SDK fs tool', 'git CLI'];
-  for (const files of [...new Set(writes.map((w) => w.files))].sort((a, b) => a - b)) {
+  const names = ['memgit', 'SDK fs tool', 'git CLI', NOSYNC];
+  for (const files of [...new Set(writes.map((w) => w.files))].filter((f) => f > 0).sort((a, b) => a - b)) {
     out.push(`### Growth with history length, ${fmtSize(files)} files: every mutating call pooled`, '');
     const rows = writes
-      .filter((w) => w.files === files || (w.commits === 0 && files === Math.min(...writes.map((x) => x.files))))
+      .filter((w) => w.files === files || w.commits === 0)
       .map((w) => {
-        const [m, sdk, g] = names.map((n) => w.mutating.get(n)!);
-        return [fmtSize(w.commits), cell(m), cell(sdk), cell(g), `${(m.median / sdk.median).toFixed(1)}×`, `${(g.median / m.median).toFixed(1)}×`];
+        const [m, sdk, g, n] = names.map((name) => w.mutating.get(name)!);
+        const label = w.commits === 0 ? '0 (fresh store)' : fmtSize(w.commits);
+        return [label, cell(m), cell(sdk), cell(g), `${(m.median / sdk.median).toFixed(1)}×`, `${(g.median / m.median).toFixed(1)}×`, cell(n)];
       });
-    out.push(table(['commits', 'memgit', 'SDK fs tool', 'git CLI', 'memgit ÷ SDK', 'git CLI ÷ memgit'], rows), '');
+    out.push(table(['commits', 'memgit', 'SDK fs tool', 'git CLI', 'memgit ÷ SDK', 'git CLI ÷ memgit', NOSYNC], rows), '');
   }
   out.push('### Per command', '');
   for (const w of writes) {

@@ -14,18 +14,18 @@ import type { BigIntStats } from 'node:fs';
  */
 
 export interface IndexEntry {
-  path: string;
-  oid: string;
-  mode: number;
-  ctimeSec: number;
-  ctimeNsec: number;
-  mtimeSec: number;
-  mtimeNsec: number;
-  dev: number;
-  ino: number;
-  uid: number;
-  gid: number;
-  size: number;
+  readonly path: string;
+  readonly oid: string;
+  readonly mode: number;
+  readonly ctimeSec: number;
+  readonly ctimeNsec: number;
+  readonly mtimeSec: number;
+  readonly mtimeNsec: number;
+  readonly dev: number;
+  readonly ino: number;
+  readonly uid: number;
+  readonly gid: number;
+  readonly size: number;
 }
 
 const SIGNATURE = 0x44495243; // 'DIRC'
@@ -76,33 +76,28 @@ export function parseIndex(buffer: Buffer): Map<string, IndexEntry> | null {
 
 export function serializeIndex(entries: Iterable<IndexEntry>): Buffer {
   const sorted = sortByPathBytes([...entries], (entry) => entry.path);
-  const names = sorted.map((entry) => Buffer.from(entry.path, 'utf8'));
-  let size = 12;
-  for (const name of names) size += entryLength(name.length);
-  const out = Buffer.alloc(size + 20);
-  out.writeUInt32BE(SIGNATURE, 0);
-  out.writeUInt32BE(2, 4);
-  out.writeUInt32BE(sorted.length, 8);
-  let offset = 12;
-  for (let i = 0; i < sorted.length; i++) {
-    const entry = sorted[i];
-    const name = names[i];
-    out.writeUInt32BE(entry.ctimeSec >>> 0, offset);
-    out.writeUInt32BE(entry.ctimeNsec >>> 0, offset + 4);
-    out.writeUInt32BE(entry.mtimeSec >>> 0, offset + 8);
-    out.writeUInt32BE(entry.mtimeNsec >>> 0, offset + 12);
-    out.writeUInt32BE(entry.dev >>> 0, offset + 16);
-    out.writeUInt32BE(entry.ino >>> 0, offset + 20);
-    out.writeUInt32BE(entry.mode >>> 0, offset + 24);
-    out.writeUInt32BE(entry.uid >>> 0, offset + 28);
-    out.writeUInt32BE(entry.gid >>> 0, offset + 32);
-    out.writeUInt32BE(entry.size >>> 0, offset + 36);
-    out.write(entry.oid, offset + 40, 20, 'hex');
-    out.writeUInt16BE(Math.min(name.length, NAME_MASK), offset + 60);
-    name.copy(out, offset + ENTRY_FIXED);
-    offset += entryLength(name.length); // the padding NULs are already zero
-  }
-  createHash('sha1').update(out.subarray(0, size)).digest().copy(out, size);
+  const header = Buffer.alloc(12);
+  header.writeUInt32BE(SIGNATURE, 0);
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(sorted.length, 8);
+  const body = Buffer.concat([header, ...sorted.map(entryBytes)]);
+  return Buffer.concat([body, createHash('sha1').update(body).digest()]);
+}
+
+/** Entries are immutable once made; a call changes one or two, so the others' bytes are reused. */
+const encoded = new WeakMap<IndexEntry, Buffer>();
+
+function entryBytes(entry: IndexEntry): Buffer {
+  const cached = encoded.get(entry);
+  if (cached) return cached;
+  const name = Buffer.from(entry.path, 'utf8');
+  const out = Buffer.alloc(entryLength(name.length)); // the padding NULs are already zero
+  const fields = [entry.ctimeSec, entry.ctimeNsec, entry.mtimeSec, entry.mtimeNsec, entry.dev, entry.ino, entry.mode, entry.uid, entry.gid, entry.size];
+  for (let i = 0; i < fields.length; i++) out.writeUInt32BE(fields[i] >>> 0, i * 4);
+  out.write(entry.oid, 40, 20, 'hex');
+  out.writeUInt16BE(Math.min(name.length, NAME_MASK), 60);
+  name.copy(out, ENTRY_FIXED);
+  encoded.set(entry, out);
   return out;
 }
 
