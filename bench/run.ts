@@ -54,7 +54,8 @@ function parseOptions(argv: string[]): Options {
   const quick = flags.get('quick') === 'true';
   const list = (name: string, env: string | undefined, fallback: number[]) => {
     const raw = flags.get(name) ?? env;
-    return raw ? raw.split(',').map((v) => Number(v.replace(/_/g, ''))) : fallback;
+    if (raw === undefined) return fallback;
+    return raw === '' ? [] : raw.split(',').map((v) => Number(v.replace(/_/g, '')));
   };
   const sizes = list('sizes', process.env.MEMGIT_BENCH_SIZES, quick ? [0, 1000] : [0, 1000, 10_000, 100_000]);
   return {
@@ -222,6 +223,45 @@ async function benchWrites(commits: number, files: number, opts: Options): Promi
       mutating.set(c.name, summarise(all));
     }
     return { commits, files, samples, mutating, rssMb: process.memoryUsage().rss / 1024 / 1024 };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Flatness, measured head to head: the same cycle on a 1,000-commit and a 100,000-commit store, the two
+ * alternating call by call, so that load on the machine hits both alike (the per-size tables above are
+ * taken minutes apart).
+ */
+interface FlatResult {
+  files: number;
+  small: number;
+  large: number;
+  smallSummary: Summary;
+  largeSummary: Summary;
+}
+
+async function benchFlatness(files: number, small: number, large: number, opts: Options): Promise<FlatResult> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-bench-flat-'));
+  try {
+    const stores: MemoryStore[] = [];
+    for (const commits of [small, large]) {
+      const dir = path.join(work, String(commits));
+      fs.cpSync(storeDir(commits, files), dir, { recursive: true });
+      stores.push(await MemoryStore.open(dir, { log: () => undefined, autoGcLooseObjects: 0 }));
+    }
+    const contenders = stores.map((store, i) => memgitContender(store, String(i)));
+    const samples: number[][] = [[], []];
+    let call = 0;
+    for (const c of contenders) for (const [, input] of cycle(WARM_UP_CYCLE, files)) await c.run(input, call++);
+    for (let r = 0; r < opts.reps * 2; r++) {
+      for (const [step, input] of cycle(r, files)) {
+        if (step === 'view') continue;
+        for (const [i, c] of contenders.entries()) samples[i].push((await timed(() => c.run(input, call++)))[0]);
+      }
+    }
+    for (const store of stores) await store.close();
+    return { files, small, large, smallSummary: summarise(samples[0]), largeSummary: summarise(samples[1]) };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -408,6 +448,15 @@ async function main(): Promise<void> {
     const m = result.mutating;
     log(`  mutating median: memgit ${ms(m.get('memgit')!.median)}, SDK ${ms(m.get('SDK fs tool')!.median)}, git CLI ${ms(m.get('git CLI')!.median)}, memgit fsync off ${ms(m.get(NOSYNC)!.median)}`);
   }
+  const flat: FlatResult[] = [];
+  if (opts.sizes.includes(1000) && opts.sizes.includes(100_000)) {
+    for (const files of opts.files) {
+      log(`flatness: 1,000 vs 100,000 commits × ${files} files, alternating call by call`);
+      const result = await benchFlatness(files, 1000, 100_000, opts);
+      flat.push(result);
+      log(`  ${ms(result.smallSummary.median)} vs ${ms(result.largeSummary.median)}`);
+    }
+  }
   const reads: ReadResult[] = [];
   for (const commits of opts.readSizes) {
     log(`reads: ${fmtSize(commits)} commits × ${readFiles} files`);
@@ -422,13 +471,13 @@ async function main(): Promise<void> {
     disk.push(result);
     log(`  ${mb(result.before)} -> ${mb(result.after)} (gc ${ms(result.gcMs)})`);
   }
-  const report = render(opts, writes, reads, disk, (now() - started) / 1000);
+  const report = render(opts, writes, flat, reads, disk, (now() - started) / 1000);
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);
 }
 
-function render(opts: Options, writes: WriteResult[], reads: ReadResult[], disk: DiskResult[], seconds: number): string {
+function render(opts: Options, writes: WriteResult[], flat: FlatResult[], reads: ReadResult[], disk: DiskResult[], seconds: number): string {
   const v = versions();
   const cpus = os.cpus();
   const out: string[] = [];
@@ -472,6 +521,17 @@ function render(opts: Options, writes: WriteResult[], reads: ReadResult[], disk:
         return [label, cell(m), cell(sdk), cell(g), `${(m.median / sdk.median).toFixed(1)}×`, `${(g.median / m.median).toFixed(1)}×`, cell(n)];
       });
     out.push(table(['commits', 'memgit', 'SDK fs tool', 'git CLI', 'memgit ÷ SDK', 'git CLI ÷ memgit', NOSYNC], rows), '');
+  }
+  if (flat.length) {
+    out.push('### Flatness, head to head', '');
+    out.push('The same mutating calls on a 1,000-commit and a 100,000-commit store, alternating call by call (durable memgit).', '');
+    out.push(
+      table(
+        ['files', '1,000 commits', '100,000 commits', 'ratio of medians'],
+        flat.map((f) => [fmtSize(f.files), cell(f.smallSummary), cell(f.largeSummary), `${(f.largeSummary.median / f.smallSummary.median).toFixed(2)}×`]),
+      ),
+      '',
+    );
   }
   out.push('### Per command', '');
   for (const w of writes) {
@@ -525,7 +585,7 @@ function render(opts: Options, writes: WriteResult[], reads: ReadResult[], disk:
   );
 
   out.push('## Targets', '');
-  out.push(...targets(opts, writes, reads, disk), '');
+  out.push(...targets(opts, writes, flat, reads, disk), '');
   out.push('## How the figures were taken', '');
   out.push(
     '- Stores of N commits are generated once with `git fast-import` (bench/generate.ts; the real git CLI, setup only): the same commits memgit writes ' +
@@ -543,7 +603,7 @@ function render(opts: Options, writes: WriteResult[], reads: ReadResult[], disk:
   return out.join('\n');
 }
 
-function targets(opts: Options, writes: WriteResult[], reads: ReadResult[], disk: DiskResult[]): string[] {
+function targets(opts: Options, writes: WriteResult[], flat: FlatResult[], reads: ReadResult[], disk: DiskResult[]): string[] {
   const lines: string[] = [];
   const verdict = (ok: boolean | null) => (ok === null ? 'not measured in this run' : ok ? '**met**' : '**not met**');
   const maxFiles = Math.max(...writes.map((w) => w.files));
@@ -554,10 +614,25 @@ function targets(opts: Options, writes: WriteResult[], reads: ReadResult[], disk
     const sdk = w10k.mutating.get('SDK fs tool')!.median;
     const g = w10k.mutating.get('git CLI')!.median;
     lines.push(`- Durable mutating call at 10,000 commits × ${fmtSize(maxFiles)} files: memgit ${ms(m)} = ${(m / sdk).toFixed(1)}× the SDK fs tool (target ≤ 5×): ${verdict(m <= 5 * sdk)}; git CLI is ${(g / m).toFixed(1)}× slower than memgit (target ≥ 5×): ${verdict(g >= 5 * m)}.`);
+    const nosync = w10k.mutating.get(NOSYNC)?.median;
+    if (m > 5 * sdk || g < 5 * m) {
+      lines.push(
+        `  Why: the SDK tool writes one file and fsyncs it. A memgit call also takes the cross-process write lock and a transaction marker, ` +
+          `writes the blob, the trees on the path and the commit, moves the ref, writes the working-tree file and the index, and appends to the ` +
+          `history index — about fifteen file-system operations. fsync is no longer what it costs: with fsync off the same calls take ` +
+          `${nosync === undefined ? '–' : ms(nosync)} (reference column), because the objects, the ref and the projection are each flushed in one ` +
+          `parallel round. What is left is per-operation latency through libuv's thread pool and JavaScript CPU on this shared two-core VM ` +
+          `(a plain file write alone costs the SDK tool ${ms(sdk)}). The git CLI baseline, for its part, does not fsync.`,
+      );
+    }
   } else lines.push('- Durable mutating call at 10,000 commits: not measured in this run.');
   const w1k = at(1000);
   const w100k = at(100_000);
-  if (w1k && w100k) {
+  const headToHead = flat.find((f) => f.files === maxFiles);
+  if (headToHead) {
+    const ratio = headToHead.largeSummary.median / headToHead.smallSummary.median;
+    lines.push(`- Flat in history length (head to head, ${fmtSize(maxFiles)} files): median at 100,000 commits is ${ratio.toFixed(2)}× the median at 1,000 (target ≤ 1.3×): ${verdict(ratio <= 1.3)}.`);
+  } else if (w1k && w100k) {
     const ratio = w100k.mutating.get('memgit')!.median / w1k.mutating.get('memgit')!.median;
     lines.push(`- Flat in history length: median at 100,000 commits is ${ratio.toFixed(2)}× the median at 1,000 (target ≤ 1.3×): ${verdict(ratio <= 1.3)}.`);
   } else lines.push('- Flat in history length (100,000 vs 1,000 commits): not measured in this run (sizes ' + opts.sizes.join(', ') + ').');
