@@ -8,9 +8,9 @@ export function registerGc(program: Command): void {
     .command('gc')
     .summary('pack the store\'s git objects (with deltas) and remove the loose copies')
     .description(
-      'Pack every object of the store into one git pack with deltas, then remove the loose objects and old\n' +
-        'packs it replaces — only once the new pack and its index are on disk. Runs under the store\'s write\n' +
-        'lock, so it is safe while an agent writes. The store also packs new objects automatically every few\n' +
+      'Pack every object of the store into one git pack with deltas, then remove the loose objects and old ' +
+        'packs it replaces — only once the new pack and its index are on disk. Runs under the store\'s write ' +
+        'lock, so it is safe while an agent writes. The store also packs new objects automatically every few ' +
         'thousand calls; --incremental does only that (packs loose objects, keeps the existing packs).',
     )
     .addOption(repoOption())
