@@ -13,10 +13,11 @@ export function registerExec(program: Command): void {
     .command('exec')
     .summary('execute memory tool_use blocks from stdin (JSON lines)')
     .description(
-      'Read Messages API tool_use blocks for the memory tool, one JSON object per line, from stdin, and\n' +
-        'write exactly one JSON line per input line to stdout: the tool_result block to send back.\n' +
-        'A line that is not valid JSON or not a memory tool_use gets {"type":"error","error":"<why>"}\n' +
-        'and the stream goes on. Exits 0 when stdin ends.',
+      'Read Messages API tool_use blocks for the memory tool from stdin, one JSON\n' +
+        'object per line, and write exactly one JSON line per input line to stdout:\n' +
+        'the tool_result block to send back. A line that is not valid JSON or not a\n' +
+        'memory tool_use gets {"type":"error","error":"<why>"} and the stream goes on.\n' +
+        'Exits 0 when stdin ends.',
     )
     .addOption(repoOption())
     .option('--session <id>', 'session id recorded on every commit (default: a new sess_… id, printed to stderr)')

@@ -1,20 +1,21 @@
 import { Command } from 'commander';
 import type { HistoryEntry } from '../../store/history-index';
 import { isMemoryFile } from '../../store/commit-diff';
-import { openStore, repoOption } from '../options';
+import { openStore, positiveInteger, repoOption } from '../options';
 
 export function registerLog(program: Command): void {
   program
     .command('log')
     .summary('list the commits of a store, newest first')
     .description(
-      'List the store\'s commits, newest first: commit id, tool_use id (or the operator action), session,\n' +
-        'command, path(s) and time. --json prints one JSON object per line.',
+      'List the store\'s commits, newest first: commit id, time, session, command,\n' +
+        'path(s) and the tool_use id (or the operator action). --json prints one JSON\n' +
+        'object per line.',
     )
     .addOption(repoOption())
     .option('--session <id>', 'only commits of this session')
     .option('--path <path>', 'only commits that touched this /memories path or anything below it')
-    .option('-n, --max-count <n>', 'at most this many commits', (v) => parsePositive(v, '--max-count'))
+    .option('-n, --max-count <n>', 'at most this many commits', positiveInteger)
     .option('--json', 'one JSON object per line')
     .action(async (options: { repo?: string; session?: string; path?: string; maxCount?: number; json?: boolean }) => {
       const store = await openStore(options.repo);
@@ -28,12 +29,6 @@ export function registerLog(program: Command): void {
       else if (!options.json) process.stderr.write('memgit: no commits match\n');
       await store.close();
     });
-}
-
-function parsePositive(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer`);
-  return n;
 }
 
 /** Does the commit touch `virtualPath` or anything below it? */

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import type { MemoryStore } from '../../store/memory-store';
 import { RunningServer, startServer } from '../../web/server';
 import { MIN_TOKEN_LENGTH, newOperatorToken } from '../../web/auth';
@@ -54,6 +54,6 @@ export async function serveUntilStopped(store: MemoryStore, options: { host: str
 
 function parsePort(value: string): number {
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be an integer from 0 to 65535');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected an integer from 0 to 65535');
   return port;
 }
