@@ -11,9 +11,22 @@ import { isProcessAlive } from './process-alive';
  * temporary file that is fsynced and then renamed over the target, so a reader only ever sees the old or
  * the new bytes. The directories that received a rename are remembered so that `flush()` can fsync them
  * (in parallel) before the ref that makes the new objects reachable moves.
+ *
+ * Three things make a call cheaper without weakening that, all decided here rather than in git code:
+ * - Loose objects isomorphic-git writes are staged in memory (and served from there to its reads) and
+ *   written together by the next `flush()`: temp files written and fsynced in parallel, then renamed.
+ *   Nothing refers to a new object before the ref moves, and the ref moves only after that flush.
+ * - `afterDurable(before, write)`: files written meanwhile (the ref) are fsynced as temp files at once
+ *   but renamed into place only once `before` (the objects' flush) has succeeded.
+ * - `deferringSync(write)`: files written meanwhile (the working tree's index) are renamed into place
+ *   without an fsync; the caller fsyncs them all in one round (`syncDeferred`) while its transaction
+ *   marker still says that the projection must be rebuilt after a crash.
  */
 
 export const TEMP_MARKER = '.memgit-tmp-';
+
+/** A loose object's path: .../objects/xx/<38 hex digits>. */
+const LOOSE_OBJECT = /[\\/]objects[\\/][0-9a-f]{2}[\\/][0-9a-f]{38}$/;
 
 let tempCounter = 0;
 
@@ -31,6 +44,12 @@ export class DurableFs {
   /** Files staged by `stage()`, written (all at once) by the next `flush()`. */
   private readonly staged = new Map<string, { data: Uint8Array; mode: number }>();
 
+  /** Set by `afterDurable`: renames of isomorphic-git's writes wait for it. */
+  private renameGate: Promise<unknown> | null = null;
+  /** Set by `deferringSync`: isomorphic-git's writes are renamed unsynced and listed in `deferred`. */
+  private deferSync = false;
+  private readonly deferred = new Set<string>();
+
   /** The object isomorphic-git expects: an `fs` with an enumerable `promises` property. */
   readonly gitFs: { promises: typeof nodeFs.promises };
 
@@ -38,21 +57,70 @@ export class DurableFs {
     this.fsync = options.fsync ?? true;
     const promises: typeof nodeFs.promises = Object.create(nodeFs.promises);
     promises.writeFile = ((file: string, data: WriteData, options?: WriteOptions) =>
-      this.writeFile(file, data, options)) as typeof nodeFs.promises.writeFile;
+      this.gitWrite(file, data, options)) as typeof nodeFs.promises.writeFile;
+    promises.readFile = ((file: string, options?: BufferEncoding | { encoding?: BufferEncoding | null }) =>
+      this.gitRead(file, options)) as typeof nodeFs.promises.readFile;
     this.gitFs = { promises };
+  }
+
+  /** Every write isomorphic-git makes comes here. */
+  private async gitWrite(file: string, data: WriteData, options?: WriteOptions): Promise<void> {
+    if (LOOSE_OBJECT.test(file)) {
+      // Objects are named by their content: staging one twice (isomorphic-git only checks the disk) is harmless.
+      this.stage(file, typeof data === 'string' ? Buffer.from(data) : data, 0o444);
+    } else if (this.deferSync) {
+      await this.replace(file, data, options, false, Promise.resolve());
+      this.deferred.add(file);
+    } else {
+      await this.replace(file, data, options, this.fsync, this.renameGate ?? Promise.resolve());
+    }
+  }
+
+  /** isomorphic-git reads an object it has just written (staged, not yet on disk) from memory. */
+  private async gitRead(file: string, options?: BufferEncoding | { encoding?: BufferEncoding | null }): Promise<string | Buffer> {
+    const staged = this.staged.get(file);
+    if (!staged) return nodeFs.promises.readFile(file, options);
+    const encoding = typeof options === 'string' ? options : options?.encoding;
+    const bytes = Buffer.from(staged.data);
+    return encoding ? bytes.toString(encoding) : bytes;
+  }
+
+  /**
+   * Run `write` (isomorphic-git calls, e.g. writeRef) so that every file it writes is made durable as a
+   * temp file at once but renamed into place only once `before` has succeeded (the objects a ref names).
+   */
+  async afterDurable<T>(before: Promise<unknown>, write: () => Promise<T>): Promise<T> {
+    this.renameGate = before;
+    try {
+      const [result] = await Promise.all([write(), before]);
+      return result;
+    } finally {
+      this.renameGate = null;
+    }
+  }
+
+  /** Run `write` with isomorphic-git's writes renamed unsynced; `syncDeferred()` makes them durable. */
+  async deferringSync<T>(write: () => Promise<T>): Promise<T> {
+    this.deferSync = true;
+    try {
+      return await write();
+    } finally {
+      this.deferSync = false;
+    }
+  }
+
+  /** fsync the files written under `deferringSync` (plus `extra` files) and their directories, in one round. */
+  async syncDeferred(extra: string[] = []): Promise<void> {
+    const files = [...this.deferred, ...extra];
+    this.deferred.clear();
+    if (!this.fsync) return;
+    const dirs = new Set(files.map((file) => path.dirname(file)));
+    await Promise.all([...files, ...dirs].map((target) => syncDir(target)));
   }
 
   /** Atomically replace `file` with `data`: temp file, fsync, rename. */
   async writeFile(file: string, data: WriteData, options?: WriteOptions): Promise<void> {
     await this.replace(file, data, options, this.fsync, Promise.resolve());
-  }
-
-  /**
-   * Atomically replace `file`, renaming only once `before` has settled: the temp file is written and
-   * fsynced meanwhile, so its fsync overlaps whatever `before` makes durable (the objects a ref names).
-   */
-  async writeFileAfter(file: string, data: WriteData, before: Promise<unknown>): Promise<void> {
-    await this.replace(file, data, undefined, this.fsync, before);
   }
 
   /**

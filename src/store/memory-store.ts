@@ -399,10 +399,12 @@ export class MemoryStore {
     });
     this.rememberCommitTree(commit, newTree);
     // The blob, trees and commit were only staged: flush() writes and fsyncs them together, then their
-    // directories. The ref's temp file is written and fsynced meanwhile (what git.writeRef writes: the
-    // oid and a newline), and renamed into place only once the objects are durable.
+    // directories. git.writeRef's temp file is written and fsynced meanwhile, and renamed into place only
+    // once the objects are durable (DurableFs.afterDurable).
     const objectsDurable = this.durableFs.flush();
-    await this.durableFs.writeFileAfter(path.join(this.gitdir, 'refs', 'heads', STORE_BRANCH), `${commit}\n`, objectsDurable);
+    await this.durableFs.afterDurable(objectsDurable, () =>
+      git.writeRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: `refs/heads/${STORE_BRANCH}`, value: commit, force: true }),
+    );
     this.head = commit;
     const changes = await diffTrees(this.objects, headTree, newTree);
     // The ref's directory entry is fsynced while the working tree and index are projected: until both
@@ -421,7 +423,7 @@ export class MemoryStore {
    */
   async gc(options: GcOptions = {}): Promise<GcReport> {
     this.assertOpen();
-    return this.lock.withLock(() => repack(this.objects, this.durableFs, this.gitdir, options));
+    return this.lock.withLock(() => repack(this.objects, this.durableFs, this.dir, this.gitdir, options));
   }
 
   /** Queue a gc behind the current call (which is acknowledged first) once loose objects pile up. */
@@ -432,7 +434,7 @@ export class MemoryStore {
     this.pendingGc = estimateLooseObjects(this.gitdir)
       .then((loose) => {
         if (loose < this.autoGcLooseObjects || this.closed) return;
-        return this.lock.withLock(() => repack(this.objects, this.durableFs, this.gitdir)).then(() => undefined);
+        return this.lock.withLock(() => repack(this.objects, this.durableFs, this.dir, this.gitdir)).then(() => undefined);
       })
       .catch((error: Error) => this.log(`automatic gc failed (the store is unaffected): ${error.message}`))
       .finally(() => {

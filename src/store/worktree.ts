@@ -1,9 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
-import { DurableFs, syncDir } from './durable-fs';
+import { DurableFs } from './durable-fs';
 import { FileChange, FILE_MODE, listFiles, ObjectStore } from './objects';
-import { entryFromStats, IndexEntry, parseIndex, serializeIndex } from './git-index';
 
 /**
  * The working tree and index are a projection of HEAD, kept so that a user can `cd` into the store and
@@ -30,56 +29,29 @@ export class Worktree {
   async apply(changes: FileChange[]): Promise<void> {
     // Removals first: a file may be replaced by a directory of the same name in the same commit.
     for (const change of changes) if (!change.newOid) await this.removeFile(change.path);
-    // Files are renamed into place unsynced and fsynced together with the new index (one fsync round
-    // instead of one per file plus one for the index); the caller's transaction marker covers a crash.
+    // Files are renamed into place unsynced, so is the index isomorphic-git writes, and all of them are
+    // fsynced in one round at the end (instead of one fsync per file and per index write); the caller's
+    // transaction marker covers a crash meanwhile.
     const written: string[] = [];
     for (const change of changes) {
       if (change.newOid) written.push(await this.writeFile(change.path, change.newOid, { deferSync: true }));
     }
-    await this.updateIndex(changes, written);
+    await this.fs.deferringSync(() => this.updateIndex(changes));
+    await this.fs.syncDeferred(written);
   }
 
   /**
-   * One read and one write of the index for the whole call, with the stats of the files just written
-   * (git-index.ts); isomorphic-git's per-file updateIndex when the index is missing or in a form
-   * git-index.ts does not handle.
+   * isomorphic-git's updateIndex, once per changed file (a call changes one or two). A written file is
+   * added from the working tree, so its index entry carries the real stats and `git status` needs no
+   * re-hash. The shared cache keeps the parsed index between calls (isomorphic-git re-reads it when its
+   * stat says another process wrote it).
    */
-  private async updateIndex(changes: FileChange[], unsynced: string[] = []): Promise<void> {
-    const syncFiles = () => (this.fs.fsync ? Promise.all(unsynced.map((file) => syncDir(file))) : Promise.resolve());
-    const indexPath = path.join(this.gitdir, 'index');
-    const entries = await this.readIndex(indexPath);
-    if (!entries) {
-      for (const change of changes) {
-        const args = { fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, filepath: change.path };
-        if (change.newOid) await git.updateIndex({ ...args, add: true });
-        else await git.updateIndex({ ...args, remove: true, force: true });
-      }
-      await syncFiles();
-      return;
-    }
+  private async updateIndex(changes: FileChange[]): Promise<void> {
     for (const change of changes) {
-      if (!change.newOid) {
-        entries.delete(change.path);
-      } else {
-        const stats = await fs.promises.lstat(path.join(this.dir, change.path), { bigint: true });
-        entries.set(change.path, entryFromStats(change.path, change.newOid, stats));
-      }
+      const args = { fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, cache: this.objects.gitCache, filepath: change.path };
+      if (change.newOid) await git.updateIndex({ ...args, add: true });
+      else await git.updateIndex({ ...args, remove: true, force: true });
     }
-    this.parsedIndex = null; // if the write fails, re-read whatever is on disk next time
-    await Promise.all([syncFiles(), this.fs.writeFile(indexPath, serializeIndex(entries.values()))]);
-    this.parsedIndex = { stat: statKey(await fs.promises.stat(indexPath, { bigint: true })), entries };
-  }
-
-  /** The index as this process last wrote it, unless its stat says someone else has written it since. */
-  private parsedIndex: { stat: string; entries: Map<string, IndexEntry> } | null = null;
-
-  private async readIndex(indexPath: string): Promise<Map<string, IndexEntry> | null> {
-    const stat = await fs.promises.stat(indexPath, { bigint: true }).catch(() => null);
-    if (!stat) return null;
-    if (this.parsedIndex?.stat === statKey(stat)) return this.parsedIndex.entries;
-    this.parsedIndex = null;
-    const buffer = await fs.promises.readFile(indexPath).catch(() => null);
-    return buffer ? parseIndex(buffer) : null;
   }
 
   /**
@@ -119,13 +91,17 @@ export class Worktree {
     return repaired;
   }
 
+  /**
+   * A new index holding exactly the files just checked out, in one isomorphic-git call (git.add of all
+   * of them reads and writes the index once; one updateIndex per file would rewrite it n times).
+   */
   private async rebuildIndex(wanted: Map<string, unknown>): Promise<void> {
-    const indexPath = path.join(this.gitdir, 'index');
-    await fs.promises.rm(indexPath, { force: true });
-    // One updateIndex per file rewrites the whole index each time; fine for a recovery, never on the hot path.
-    for (const file of wanted.keys()) {
-      await git.updateIndex({ fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, filepath: file, add: true });
-    }
+    await fs.promises.rm(path.join(this.gitdir, 'index'), { force: true });
+    const filepath = [...wanted.keys()];
+    await git.add({ fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, cache: {}, filepath, force: true });
+    // git.add writes each file's blob again unless it is loose already (these are copies of objects in
+    // HEAD's tree, e.g. packed ones): let them land with the index rather than linger in memory.
+    await this.fs.flush();
   }
 
   /** Whether a link, FIFO or other non-regular file sits under the managed roots (a cheap lstat walk). */
@@ -214,11 +190,6 @@ export class Worktree {
       await fs.promises.rmdir(dir);
     }
   }
-}
-
-/** Identity of one version of a file: every write here is a rename, so a new inode at least. */
-function statKey(stat: fs.BigIntStats): string {
-  return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
 }
 
 async function lstatOrNull(file: string): Promise<fs.Stats | null> {
