@@ -6,9 +6,9 @@ import { openStore, repoOption } from '../options';
 export function registerGc(program: Command): void {
   program
     .command('gc')
-    .summary('pack the store\'s git objects (with deltas) and remove the loose copies')
+    .summary('pack the store\'s git objects and remove the loose copies')
     .description(
-      'Pack every object of the store into one git pack with deltas, then remove the loose objects and old ' +
+      'Pack every object of the store into one git pack (isomorphic-git: whole objects, no deltas), then remove the loose objects and old ' +
         'packs it replaces — only once the new pack and its index are on disk. Runs under the store\'s write ' +
         'lock, so it is safe while an agent writes. The store also packs new objects automatically every few ' +
         'thousand calls; --incremental does only that (packs loose objects, keeps the existing packs).',
