@@ -26,6 +26,8 @@ import { isProcessAlive } from './process-alive';
 export const TEMP_MARKER = '.memgit-tmp-';
 
 /** A loose object's path: .../objects/xx/<38 hex digits>. */
+const NO_PATH = new TypeError('readFile needs a path');
+
 const LOOSE_OBJECT = /[\\/]objects[\\/][0-9a-f]{2}[\\/][0-9a-f]{38}$/;
 
 let tempCounter = 0;
@@ -60,6 +62,11 @@ export class DurableFs {
       this.gitWrite(file, data, options)) as typeof nodeFs.promises.writeFile;
     promises.readFile = ((file: string, options?: BufferEncoding | { encoding?: BufferEncoding | null }) =>
       this.gitRead(file, options)) as typeof nodeFs.promises.readFile;
+    // isomorphic-git stats the gitdir and lists objects/pack on every object it reads: metadata in the page
+    // cache, answered synchronously in microseconds rather than by a round trip through libuv's thread pool.
+    promises.stat = (async (file: string, options?: nodeFs.StatOptions) => nodeFs.statSync(file, options)) as typeof nodeFs.promises.stat;
+    promises.lstat = (async (file: string, options?: nodeFs.StatOptions) => nodeFs.lstatSync(file, options)) as typeof nodeFs.promises.lstat;
+    promises.readdir = (async (file: string, options?: BufferEncoding) => nodeFs.readdirSync(file, options)) as typeof nodeFs.promises.readdir;
     this.gitFs = { promises };
   }
 
@@ -76,12 +83,24 @@ export class DurableFs {
     }
   }
 
-  /** isomorphic-git reads an object it has just written (staged, not yet on disk) from memory. */
+  /**
+   * isomorphic-git reads an object it has just written (staged, not yet on disk) from memory. Loose
+   * objects are read synchronously: isomorphic-git looks for every object loose before it looks in the
+   * packs, and a miss through the thread pool (with an error built for it) costs more than the lookup
+   * itself — reading a packed history would otherwise wait on one round trip per object.
+   */
   private async gitRead(file: string, options?: BufferEncoding | { encoding?: BufferEncoding | null }): Promise<string | Buffer> {
-    const staged = this.staged.get(file);
-    if (!staged) return nodeFs.promises.readFile(file, options);
+    // isomorphic-git probes every fs it wraps (once per API call) with readFile(): answer without node's path checks.
+    if (typeof file !== 'string') throw NO_PATH;
     const encoding = typeof options === 'string' ? options : options?.encoding;
-    const bytes = Buffer.from(staged.data);
+    const staged = this.staged.get(file);
+    if (staged) {
+      const bytes = Buffer.from(staged.data);
+      return encoding ? bytes.toString(encoding) : bytes;
+    }
+    if (!LOOSE_OBJECT.test(file)) return nodeFs.promises.readFile(file, options);
+    if (!nodeFs.existsSync(file)) throw Object.assign(new Error(`ENOENT: no such file, open '${file}'`), { code: 'ENOENT' });
+    const bytes = nodeFs.readFileSync(file);
     return encoding ? bytes.toString(encoding) : bytes;
   }
 
