@@ -116,12 +116,10 @@ export class WriteLock {
           onCompromised: (error) => process.emitWarning(`memgit: write lock compromised: ${error.message}`),
         });
         // Killed before this line, the lock has no owner and is taken over by age alone.
-        await fs.promises
-          .writeFile(path.join(this.lockPath, OWNER_FILE), `${process.pid}@${os.hostname()}\n`)
-          .catch(async (error: unknown) => {
-            await release().catch(() => undefined);
-            throw error;
-          });
+        await this.writeOwner().catch(async (error: unknown) => {
+          await release().catch(() => undefined);
+          throw error;
+        });
         return release;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
@@ -132,6 +130,18 @@ export class WriteLock {
         delay = Math.min(delay * 2, 50);
       }
     }
+  }
+
+  /**
+   * Record the holder in the lock directory. Adding a file changes the directory's mtime, which
+   * proper-lockfile compares with the one it set when it took the lock: at its first refresh it would
+   * call the lock compromised and stop refreshing it, so that a lock held longer than `staleMs` (a cold
+   * open or a gc of a large store) could be taken over by age. Put the mtime back.
+   */
+  private async writeOwner(): Promise<void> {
+    const { atime, mtime } = await fs.promises.stat(this.lockPath);
+    await fs.promises.writeFile(path.join(this.lockPath, OWNER_FILE), `${process.pid}@${os.hostname()}\n`);
+    await fs.promises.utimes(this.lockPath, atime, mtime);
   }
 
   /** Remove the lock if its holder is certainly a process of this host that no longer exists. */
