@@ -8,7 +8,9 @@ import { NotAStoreError } from '../../store/errors';
 import { DEMO_SESSIONS, DEMO_SYSTEM, DemoSession } from './transcript';
 import { RECORDED_TOOL_RESULTS } from './tool-results';
 
-export const DEFAULT_DEMO_DIR = '.memgit-demo';
+import { DEFAULT_DEMO_DIR } from './defaults';
+
+export { DEFAULT_DEMO_DIR };
 /** Written into a demo store's .git, so that a rebuild only ever deletes a folder the demo made. */
 const DEMO_MARKER = path.join('memgit', 'demo-store');
 

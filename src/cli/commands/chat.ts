@@ -1,7 +1,5 @@
 import * as readline from 'node:readline';
-import Anthropic from '@anthropic-ai/sdk';
 import { Command } from 'commander';
-import { describeApiError } from '../../agent/api-error';
 import { forTerminal } from '../../agent/terminal';
 import { ChatSession, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, formatMemoryCall } from '../../agent/chat-session';
 import { isValidId } from '../../contract/paths';
@@ -47,6 +45,9 @@ export function registerChat(program: Command): void {
       const session = options.session ?? newSessionId();
       if (!isValidId(session)) fail(`invalid --session ${JSON.stringify(session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
       const model = options.model || process.env.MEMGIT_MODEL || DEFAULT_MODEL;
+      // Loaded here, not at the top: every other command (exec above all) starts faster without the SDK.
+      const { default: Anthropic } = require('@anthropic-ai/sdk') as typeof import('@anthropic-ai/sdk');
+      const { describeApiError } = require('../../agent/api-error') as typeof import('../../agent/api-error');
       const client = new Anthropic();
       const store = await openStore(options.repo);
       let writes = 0;

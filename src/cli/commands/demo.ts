@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { formatMemoryCall } from '../../agent/chat-session';
-import { buildDemoStore, DEFAULT_DEMO_DIR } from '../../agent/demo/build';
+import { DEFAULT_DEMO_DIR } from '../../agent/demo/defaults';
 import { INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../agent/demo/transcript';
 import { MemoryStore } from '../../store/memory-store';
 import { toLine } from './log';
@@ -35,6 +35,8 @@ export function registerDemo(program: Command): void {
       const dir = path.resolve(options.dir);
       out(`memgit demo: building a fresh demo store in ${dir}`);
       out('Replaying 3 recorded support conversations through the SDK tool runner (scripted server: no API key, no network).');
+      // The SDK, the scripted server and the web stack load only when the demo runs.
+      const { buildDemoStore } = require('../../agent/demo/build') as typeof import('../../agent/demo/build');
       const built = await buildDemoStore(dir, {
         onSession: (session) => out(`\n${session.id}  ${session.speaker}`),
         onMemoryCall: (call) => out(`  ${formatMemoryCall(call)}`),

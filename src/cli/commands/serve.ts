@@ -1,8 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { MemoryStore } from '../../store/memory-store';
-import { RunningServer, startServer } from '../../web/server';
-import { MIN_TOKEN_LENGTH, newOperatorToken } from '../../web/auth';
-import { rollbackRoutes } from '../../web/routes/rollback';
+import type { RunningServer } from '../../web/server';
 import { fail, openStore, repoOption } from '../options';
 
 export function registerServe(program: Command): void {
@@ -26,6 +24,10 @@ export function registerServe(program: Command): void {
  * `memgit demo`, so the demo always shows the same UI.
  */
 export async function serveUntilStopped(store: MemoryStore, options: { host: string; port: number }): Promise<RunningServer> {
+  // The web stack loads only when a server starts, so the CLI's other commands start faster.
+  const { startServer } = require('../../web/server') as typeof import('../../web/server');
+  const { MIN_TOKEN_LENGTH, newOperatorToken } = require('../../web/auth') as typeof import('../../web/auth');
+  const { rollbackRoutes } = require('../../web/routes/rollback') as typeof import('../../web/routes/rollback');
   // State-changing routes (rollback) need this token: MEMGIT_TOKEN, or a fresh one printed below.
   const fromEnv = process.env.MEMGIT_TOKEN;
   if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH) {
