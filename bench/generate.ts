@@ -77,6 +77,9 @@ export async function ensureStore(dir: string, commits: number, files: number, l
   }
   const run = spawnSync('git', ['init', '-q', '-b', 'main', dir]);
   if (run.status !== 0) throw new Error(`git init: ${run.stderr}`);
+  // Mark it as a memgit store (the fast-import below writes memgit's commit format), so that
+  // MemoryStore.open adopts it and brings its config up to date instead of refusing a foreign repository.
+  spawnSync('git', ['-C', dir, 'config', 'memgit.configversion', '0']);
   const streamFile = path.join(dir, '..', `${path.basename(dir)}.fast-import`);
   writeStream(streamFile, commits, files, log);
   log(`  fast-import of ${commits} commits…`);

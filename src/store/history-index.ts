@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CommitMeta, parseCommitMessage } from './commit-message';
 import { diffTrees, FileChange, ObjectStore } from './objects';
+import { SerialQueue } from './write-lock';
 
 /**
  * An index of the store's history — by commit, tool_use id, session and path — so that audit pages,
@@ -22,6 +23,7 @@ export interface HistoryEntry extends CommitMeta {
 }
 
 const INDEX_VERSION = 1;
+let rewriteCounter = 0;
 
 export class HistoryIndex {
   private entries: HistoryEntry[] = [];
@@ -32,6 +34,7 @@ export class HistoryIndex {
   readonly file: string;
   /** The persisted file had a torn or inconsistent tail: rewrite it whole rather than append after it. */
   private fileNeedsRewrite = false;
+  private readonly queue = new SerialQueue();
 
   constructor(
     private readonly objects: ObjectStore,
@@ -49,7 +52,13 @@ export class HistoryIndex {
   }
 
   /** Load the persisted index and index any commits between it and `headCommit`. */
-  async open(headCommit: string, onProgress?: (done: number) => void): Promise<{ loaded: number; added: number }> {
+  open(headCommit: string, onProgress?: (done: number) => void): Promise<{ loaded: number; added: number }> {
+    // Serialised with record(): concurrent catch-ups (web requests while another process writes) would
+    // otherwise append the same entries twice and race on the rewrite.
+    return this.queue.run(() => this.catchUp(headCommit, onProgress));
+  }
+
+  private async catchUp(headCommit: string, onProgress?: (done: number) => void): Promise<{ loaded: number; added: number }> {
     const persisted = await this.readPersisted();
     for (const entry of persisted) this.add(entry);
     const loaded = this.entries.length;
@@ -68,8 +77,7 @@ export class HistoryIndex {
     const added: HistoryEntry[] = [];
     for (const commit of missing.reverse()) {
       const entry = await this.describe(commit);
-      this.add(entry);
-      added.push(entry);
+      if (this.add(entry)) added.push(entry);
     }
     if (rewrite) {
       await this.persistAll();
@@ -80,9 +88,10 @@ export class HistoryIndex {
   }
 
   /** Record a commit that was just written. */
-  async record(entry: HistoryEntry): Promise<void> {
-    this.add(entry);
-    await this.persist([entry]);
+  record(entry: HistoryEntry): Promise<void> {
+    return this.queue.run(async () => {
+      if (this.add(entry)) await this.persist([entry]);
+    });
   }
 
   /** Describe a commit from git: its message trailers and the files it changed. */
@@ -135,14 +144,16 @@ export class HistoryIndex {
     return [...this.byPathIds.keys()];
   }
 
-  private add(entry: HistoryEntry): void {
-    if (this.byCommit.has(entry.commit)) return;
+  /** Index an entry; false if it was already there. */
+  private add(entry: HistoryEntry): boolean {
+    if (this.byCommit.has(entry.commit)) return false;
     const i = this.entries.length;
     this.entries.push(entry);
     this.byCommit.set(entry.commit, i);
     if (entry.toolUseId) this.byToolUse.set(entry.toolUseId, i);
     if (entry.session) pushTo(this.bySessionIds, entry.session, i);
     for (const change of entry.changes) pushTo(this.byPathIds, change.path, i);
+    return true;
   }
 
   private truncate(keep: number): void {
@@ -191,7 +202,7 @@ export class HistoryIndex {
 
   private async persistAll(): Promise<void> {
     await fs.promises.mkdir(path.dirname(this.file), { recursive: true });
-    const temp = `${this.file}.rewrite`;
+    const temp = `${this.file}.rewrite-${process.pid}-${++rewriteCounter}`;
     await fs.promises.writeFile(temp, this.entries.map((e) => JSON.stringify(e) + '\n').join(''));
     await fs.promises.rename(temp, this.file);
   }

@@ -25,6 +25,8 @@ export interface Author {
 }
 
 export interface StoreOptions {
+  /** Create and initialise a store when `repoDir` has none (default true). */
+  create?: boolean;
   /** `overwrite` (default): create replaces an existing file. `error`: the reference handler's refusal. */
   createMode?: 'overwrite' | 'error';
   /** Largest memory file in UTF-8 bytes (default 1 MiB). */
@@ -103,7 +105,6 @@ export class MemoryStore {
   private readonly log: (message: string) => void;
   private readonly blobSizes = new Map<string, number>();
   private readonly commitTrees = new Map<string, string>();
-  private head: string | null = null;
   private closed = false;
   private readonly autoGcLooseObjects: number;
   private commitsSinceGcCheck = 0;
@@ -140,6 +141,7 @@ export class MemoryStore {
       throw new TypeError(`maxFileBytes must be a positive integer, got ${JSON.stringify(max)}`);
     }
     const dir = path.resolve(repoDir);
+    await assertCanOpen(dir, options.create ?? true);
     await fs.promises.mkdir(path.join(dir, '.git'), { recursive: true });
     const store = new MemoryStore(dir, options);
     await store.lock.withLock(async () => {
@@ -147,7 +149,6 @@ export class MemoryStore {
       await store.recoverIfNeeded({ scanWorktree: true });
       const head = await store.readHead();
       await store.history.open(head);
-      store.head = head;
     });
     return store;
   }
@@ -230,10 +231,9 @@ export class MemoryStore {
   /** The current HEAD commit, bringing the history index up to date with other processes' writes. */
   async refreshHead(): Promise<string> {
     const head = await this.readHead();
-    if (head !== this.head) {
-      await this.history.open(head);
-      this.head = head;
-    }
+    // Compared with the index rather than a cached HEAD: a call whose projection failed after its ref
+    // moved left the index behind, and it must catch up before the next call looks up its tool_use id.
+    if (this.history.head?.commit !== head) await this.history.open(head);
     return head;
   }
 
@@ -405,7 +405,6 @@ export class MemoryStore {
     await this.durableFs.afterDurable(objectsDurable, () =>
       git.writeRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: `refs/heads/${STORE_BRANCH}`, value: commit, force: true }),
     );
-    this.head = commit;
     const changes = await diffTrees(this.objects, headTree, newTree);
     // The ref's directory entry is fsynced while the working tree and index are projected: until both
     // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
@@ -466,16 +465,18 @@ export class MemoryStore {
   private async initialiseIfNew(): Promise<void> {
     const configPath = path.join(this.gitdir, 'config');
     if (fs.existsSync(configPath)) {
+      const args = { fs: this.durableFs.gitFs, gitdir: this.gitdir };
+      const madeByMemgit = (await git.getConfig({ ...args, path: 'memgit.configversion' }).catch(() => undefined)) !== undefined;
+      if (!madeByMemgit && (await git.listBranches(args)).length > 0) {
+        // An ordinary project repository: configuring it or committing onto its branch would be vandalism.
+        throw new NotAStoreError(`memgit: ${this.dir} is a git repository that memgit did not create; choose an empty folder for the store`);
+      }
       await configureRepository(this.durableFs, this.dir, this.gitdir);
       if ((await git.listBranches({ fs: this.durableFs.gitFs, gitdir: this.gitdir })).length > 0) return;
       // A first open killed between `git init` and the first commit (HEAD may even be missing): finish it.
       this.log(`finishing the initialisation of ${this.dir}, interrupted before its first commit`);
       await this.durableFs.writeFile(path.join(this.gitdir, 'HEAD'), `ref: refs/heads/${STORE_BRANCH}\n`);
     } else {
-      const existing = (await fs.promises.readdir(this.dir)).filter((name) => name !== '.git' && name !== 'README.md');
-      if (existing.length > 0) {
-        throw new NotAStoreError(`memgit: ${this.dir} is not empty and is not a git repository; choose an empty folder`);
-      }
       await git.init({ fs: this.durableFs.gitFs, dir: this.dir, gitdir: this.gitdir, defaultBranch: STORE_BRANCH });
       await configureRepository(this.durableFs, this.dir, this.gitdir);
     }
@@ -530,6 +531,21 @@ export class MemoryStore {
 
   private assertOpen(): void {
     if (this.closed) throw new StoreClosedError();
+  }
+}
+
+/**
+ * Refuse, before anything is created on disk, a path that cannot be a store: a file, a non-empty folder
+ * that is not a git repository, or (with `create: false`) a folder with no store yet.
+ */
+async function assertCanOpen(dir: string, create: boolean): Promise<void> {
+  const stat = await fs.promises.stat(dir).catch(() => null);
+  if (stat && !stat.isDirectory()) throw new NotAStoreError(`memgit: ${dir} is not a folder`);
+  if (stat && fs.existsSync(path.join(dir, '.git'))) return;
+  if (!create) throw new NotAStoreError(`memgit: there is no memgit store at ${dir} (pass --repo DIR or set MEMGIT_REPO; \`memgit exec\` creates one)`);
+  const existing = stat ? (await fs.promises.readdir(dir)).filter((name) => name !== 'README.md') : [];
+  if (existing.length > 0) {
+    throw new NotAStoreError(`memgit: ${dir} is not empty and is not a git repository; choose an empty folder`);
   }
 }
 

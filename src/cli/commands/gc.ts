@@ -17,7 +17,7 @@ export function registerGc(program: Command): void {
     .option('--incremental', 'pack only loose objects into a new pack')
     .option('--quiet', 'print nothing on success')
     .action(async (options: { repo?: string; incremental?: boolean; quiet?: boolean }) => {
-      const store = await openStore(options.repo);
+      const store = await openStore(options.repo, { create: false });
       const objectsDir = path.join(store.gitdir, 'objects');
       const before = await diskBytes(objectsDir);
       const report = await store.gc({ full: !options.incremental });

@@ -18,7 +18,7 @@ export function registerLog(program: Command): void {
     .option('-n, --max-count <n>', 'at most this many commits', positiveInteger)
     .option('--json', 'one JSON object per line')
     .action(async (options: { repo?: string; session?: string; path?: string; maxCount?: number; json?: boolean }) => {
-      const store = await openStore(options.repo);
+      const store = await openStore(options.repo, { create: false });
       let entries = options.session ? store.history.bySession(options.session) : [...store.history.all()];
       if (options.path !== undefined) entries = entries.filter((e) => touchesPath(e, options.path!));
       entries = entries.reverse();

@@ -10,7 +10,7 @@ export function registerReset(program: Command): void {
       .requiredOption('--to <point>', 'a tool_use id, a commit id, or an ISO time (the last commit at or before it)')
       .addOption(repoOption()),
   ).action(async (options: RollbackCliOptions & { to: string }) => {
-    const store = await openStore(options.repo);
+    const store = await openStore(options.repo, { create: false });
     const outcome = await store.reset({ ...toRollbackOptions(options), to: options.to }).finally(() => store.close());
     process.exitCode = printOutcome(outcome, options.json);
   });

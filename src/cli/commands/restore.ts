@@ -11,7 +11,7 @@ export function registerRestore(program: Command): void {
       .requiredOption('--at <ref>', 'the tool_use id or commit after which to take the path')
       .addOption(repoOption()),
   ).action(async (path: string, options: RollbackCliOptions & { at: string }) => {
-    const store = await openStore(options.repo);
+    const store = await openStore(options.repo, { create: false });
     const outcome = await store.restore(path, { ...toRollbackOptions(options), at: options.at }).finally(() => store.close());
     process.exitCode = printOutcome(outcome, options.json);
   });

@@ -10,7 +10,7 @@ export function registerRevert(program: Command): void {
       .argument('<ref>', 'a tool_use id, or a commit id (full or at least 4 hex digits)')
       .addOption(repoOption()),
   ).action(async (ref: string, options: RollbackCliOptions) => {
-    const store = await openStore(options.repo);
+    const store = await openStore(options.repo, { create: false });
     const outcome = await store.revert(ref, toRollbackOptions(options)).finally(() => store.close());
     process.exitCode = printOutcome(outcome, options.json);
   });

@@ -10,7 +10,7 @@ export function registerRollbackSession(program: Command): void {
       .argument('<session>', 'a session id')
       .addOption(repoOption()),
   ).action(async (session: string, options: RollbackCliOptions) => {
-    const store = await openStore(options.repo);
+    const store = await openStore(options.repo, { create: false });
     const outcome = await store.rollbackSession(session, toRollbackOptions(options)).finally(() => store.close());
     process.exitCode = printOutcome(outcome, options.json);
   });

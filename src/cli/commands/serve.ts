@@ -15,7 +15,7 @@ export function registerServe(program: Command): void {
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', (v) => parsePort(v), 3000)
     .action(async (options: { repo?: string; host: string; port: number }) => {
-      await serveUntilStopped(await openStore(options.repo), options);
+      await serveUntilStopped(await openStore(options.repo, { create: false }), options);
     });
 }
 

@@ -12,7 +12,7 @@ export function registerShow(program: Command): void {
     .addOption(repoOption())
     .option('--json', 'metadata and per-file patches as one JSON object')
     .action(async (ref: string, options: { repo?: string; json?: boolean }) => {
-      const store = await openStore(options.repo);
+      const store = await openStore(options.repo, { create: false });
       let entry;
       try {
         entry = await store.resolve(ref);
