@@ -182,6 +182,11 @@ export class DurableFs {
     this.staged.set(file, { data, mode });
   }
 
+  /** Have the next flush() fsync `dir` too, making a file created there by a plain write durable. */
+  syncDirOnFlush(dir: string): void {
+    this.touchedDirs.add(dir);
+  }
+
   isStaged(file: string): boolean {
     return this.staged.has(file);
   }

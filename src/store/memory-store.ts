@@ -448,6 +448,9 @@ export class MemoryStore {
   private async beginTransaction(): Promise<void> {
     await fs.promises.mkdir(path.dirname(this.transactionFile), { recursive: true });
     await fs.promises.writeFile(this.transactionFile, `${process.pid}\n`);
+    // The marker's directory entry joins the objects' flush, so it is durable before the ref moves: after a
+    // power loss that kept the new ref, the marker is there too and open rebuilds the working tree.
+    this.durableFs.syncDirOnFlush(path.dirname(this.transactionFile));
   }
 
   private async endTransaction(): Promise<void> {
