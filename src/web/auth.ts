@@ -147,8 +147,9 @@ export function sameOriginOnly(refuse: (req: Request, res: Response, status: num
     const site = req.headers['sec-fetch-site'];
     if (site !== undefined && site !== 'same-origin') return refuse(req, res, 403, `cross-site request refused (Sec-Fetch-Site: ${site})`);
     const origin = req.headers.origin;
-    // Under the UI's Referrer-Policy: no-referrer, browsers send `Origin: null` even for same-origin form
-    // posts; Sec-Fetch-Site (which page scripts cannot set) then says where the request came from.
+    // Some browsers and privacy settings send `Origin: null` on same-origin form posts (the UI itself uses
+    // Referrer-Policy: same-origin, which keeps a real Origin); Sec-Fetch-Site, which page scripts cannot
+    // set, then says where the request came from.
     if (origin === 'null' && site === 'same-origin') return next();
     if (origin !== undefined && origin !== `${req.protocol}://${req.headers.host}`) {
       return refuse(req, res, 403, 'request from another origin refused');

@@ -11,6 +11,8 @@ import { splitLines } from './files';
  */
 
 const MAX_FILES_READ = 5000;
+/** Bytes of file content one search reads at most (a store of many large files stays bounded). */
+const MAX_BYTES_READ = 64 * 1024 * 1024;
 const MAX_LINE_MATCHES = 200;
 const MAX_MATCHES_PER_FILE = 20;
 
@@ -36,12 +38,14 @@ export async function search(ctx: AuditContext, q: string): Promise<SearchPage> 
   const needle = q.toLowerCase();
   const results: SearchPage['files'] = [];
   let matches = 0;
+  let bytesRead = 0;
   let truncated = files.length > MAX_FILES_READ;
   for (const [repoPath, entry] of files.slice(0, MAX_FILES_READ)) {
     const rel = repoPath.slice('memories/'.length);
     const pathMatch = rel.toLowerCase().includes(needle);
     const lines: LineMatch[] = [];
     const text = await textOf(ctx, entry.oid);
+    bytesRead += text.length;
     if (text.toLowerCase().includes(needle)) {
       splitLines(text).forEach((line, k) => {
         if (lines.length < MAX_MATCHES_PER_FILE && matches < MAX_LINE_MATCHES && line.toLowerCase().includes(needle)) {
@@ -51,7 +55,7 @@ export async function search(ctx: AuditContext, q: string): Promise<SearchPage> 
       });
     }
     if (pathMatch || lines.length) results.push({ rel, pathMatch, lines });
-    if (matches >= MAX_LINE_MATCHES) {
+    if (matches >= MAX_LINE_MATCHES || bytesRead >= MAX_BYTES_READ) {
       truncated = true;
       break;
     }
