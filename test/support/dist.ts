@@ -59,6 +59,7 @@ export async function ensureBuilt(extraSources: string[] = []): Promise<void> {
     // outputs we need must exist and be newer than the sources the build started from (a source saved
     // during the build is not a failure of this build).
     if (sourcesAtStart > oldestOutputMtime()) throw new Error(`building dist/ failed:\n${build.stdout}${build.stderr}`);
+    fs.chmodSync(CLI_MAIN, 0o755); // as `npm run build` does: the package's bin must be executable for npx
   } finally {
     await release();
   }
