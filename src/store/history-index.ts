@@ -35,6 +35,7 @@ export class HistoryIndex {
   /** The persisted file had a torn or inconsistent tail: rewrite it whole rather than append after it. */
   private fileNeedsRewrite = false;
   private readonly queue = new SerialQueue();
+  private fileLoaded = false;
 
   constructor(
     private readonly objects: ObjectStore,
@@ -59,8 +60,14 @@ export class HistoryIndex {
   }
 
   private async catchUp(headCommit: string, onProgress?: (done: number) => void): Promise<{ loaded: number; added: number }> {
-    const persisted = await this.readPersisted();
-    for (const entry of persisted) this.add(entry);
+    // The file is read once. Later catch-ups (another process wrote) describe just the new commits from
+    // git rather than re-reading a file that grows with history, and leave appending them to the writer
+    // that made them; a gap that a writer's crash left is found and healed by the next load's rewrite.
+    const firstLoad = !this.fileLoaded;
+    if (firstLoad) {
+      for (const entry of await this.readPersisted()) this.add(entry);
+      this.fileLoaded = true;
+    }
     const loaded = this.entries.length;
     // Walk back from HEAD to the newest commit the index knows.
     const missing: string[] = [];
@@ -83,7 +90,7 @@ export class HistoryIndex {
       await this.persistAll();
       this.fileNeedsRewrite = false;
     }
-    else if (added.length) await this.persist(added);
+    else if (added.length && firstLoad) await this.persist(added);
     return { loaded, added: added.length };
   }
 
