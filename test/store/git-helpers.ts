@@ -201,3 +201,19 @@ export function storeFingerprint(dir: string): string {
   walk('');
   return parts.join('\n');
 }
+
+/** A memory tool_use block, as the Messages API sends it. */
+export const toolUse = (id: string, input: Record<string, unknown>) => ({ type: 'tool_use', id, name: 'memory', input });
+
+/** Store options for tests that do not look at repair logs. */
+export const QUIET = { log: () => undefined };
+
+/** A fresh temporary folder for each test of the file, removed afterwards; call the result to get it. */
+export function useTempDir(): () => string {
+  let dir = '';
+  beforeEach(() => {
+    dir = makeTempDir();
+  });
+  afterEach(() => removeDir(dir));
+  return () => dir;
+}

@@ -5,28 +5,22 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryStore } from '../../src/store/memory-store';
-import { gitReport, makeTempDir, removeDir } from './git-helpers';
+import { gitReport, QUIET, toolUse, useTempDir } from './git-helpers';
 
-const block = (id: string, input: Record<string, unknown>) => ({ type: 'tool_use', id, name: 'memory', input });
-const quiet = { log: () => undefined };
-
-let dir: string;
-beforeEach(() => {
-  dir = makeTempDir();
-});
-afterEach(() => removeDir(dir));
+const tempDir = useTempDir();
 
 test('two stores taking turns on one repository: every commit indexed once, in git order, in both', async () => {
-  const first = await MemoryStore.open(dir, quiet);
-  const second = await MemoryStore.open(dir, quiet);
+  const dir = tempDir();
+  const first = await MemoryStore.open(dir, QUIET);
+  const second = await MemoryStore.open(dir, QUIET);
   try {
     for (let i = 0; i < 12; i++) {
       const store = i % 3 === 0 ? second : first;
-      const result = await store.execute(block(`toolu_${i}`, { command: 'create', path: `/memories/n${i % 4}.md`, file_text: `v${i}` }), { session: `s${i % 2}` });
+      const result = await store.execute(toolUse(`toolu_${i}`, { command: 'create', path: `/memories/n${i % 4}.md`, file_text: `v${i}` }), { session: `s${i % 2}` });
       expect(result.is_error).toBeUndefined();
       // The other one catches up (a view does) and then finds the call by its id.
       const other = store === first ? second : first;
-      await other.execute(block(`toolu_view_${i}`, { command: 'view', path: '/memories' }), { session: 's0' });
+      await other.execute(toolUse(`toolu_view_${i}`, { command: 'view', path: '/memories' }), { session: 's0' });
       expect(other.history.byToolUseId(`toolu_${i}`)?.command).toBe('create');
     }
     const gitOrder = gitReport(dir).commits.map((c) => c.oid); // oldest first
@@ -39,7 +33,7 @@ test('two stores taking turns on one repository: every commit indexed once, in g
     await second.close();
   }
   // A fresh open reads the same chain without rewriting it.
-  const reopened = await MemoryStore.open(dir, quiet);
+  const reopened = await MemoryStore.open(dir, QUIET);
   expect(reopened.history.size).toBe(13);
   await reopened.close();
   expect(fs.readdirSync(path.join(dir, '.git', 'memgit')).filter((n) => n.includes('rewrite'))).toEqual([]);

@@ -5,9 +5,9 @@
 import { spawnSync } from 'node:child_process';
 import { MemoryStore, ToolResult } from '../../src/store/memory-store';
 import { CLI_MAIN, ensureBuilt } from '../support/dist';
-import { gitReport, makeTempDir, removeDir } from './git-helpers';
+import { gitReport, makeTempDir, removeDir, toolUse } from './git-helpers';
 
-const block = (id: string, input: Record<string, unknown>) => ({ type: 'tool_use', id, name: 'memory', input });
+const block = toolUse;
 const session = { session: 'sess_retry' };
 
 let repo: string;
