@@ -3,8 +3,8 @@ import * as path from 'path';
 import { applyEdits, DEFAULT_CONTRACT_OPTIONS, MemoryTree, runCommand } from '../../src/contract';
 import type { CommandOutcome, ContractOptions } from '../../src/contract';
 
-/** The shared/ folder sits beside the repository root (also in CI, where the repo is cloned elsewhere). */
-export const SHARED_DIR = path.resolve(__dirname, '../../../shared');
+/** The project's own copy of the contract's conformance vectors and hostile paths (see docs/memory-tool-contract.md). */
+export const CONFORMANCE_DIR = path.resolve(__dirname, '../conformance');
 
 export function contractOptions(overrides: Partial<ContractOptions> = {}): ContractOptions {
   return { ...DEFAULT_CONTRACT_OPTIONS, ...overrides };

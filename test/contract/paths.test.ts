@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { isValidId, resolvePath, runCommand, toVirtual } from '../../src/contract';
-import { contractOptions, SHARED_DIR, treeFrom } from './harness';
+import { contractOptions, CONFORMANCE_DIR, treeFrom } from './harness';
 
 interface HostilePath {
   path: string;
@@ -9,7 +9,7 @@ interface HostilePath {
 }
 
 const hostilePaths: HostilePath[] = JSON.parse(
-  fs.readFileSync(path.join(SHARED_DIR, 'conformance/hostile-paths.json'), 'utf8'),
+  fs.readFileSync(path.join(CONFORMANCE_DIR, 'hostile-paths.json'), 'utf8'),
 );
 const ACCEPT_PREFIX = 'accept-normalized:';
 const rejected = hostilePaths.filter((entry) => entry.expected === 'reject');

@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { runCommand } from '../../src/contract';
 import type { ContractOptions } from '../../src/contract';
-import { contractOptions, runAndApply, SHARED_DIR, treeFrom } from './harness';
+import { contractOptions, runAndApply, CONFORMANCE_DIR, treeFrom } from './harness';
 
 interface Vector {
   name: string;
@@ -13,7 +13,7 @@ interface Vector {
 }
 
 const vectors: Vector[] = JSON.parse(
-  fs.readFileSync(path.join(SHARED_DIR, 'conformance/vectors.json'), 'utf8'),
+  fs.readFileSync(path.join(CONFORMANCE_DIR, 'vectors.json'), 'utf8'),
 );
 const MUTATING = new Set(['create', 'str_replace', 'insert', 'delete', 'rename']);
 

@@ -7,9 +7,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SHARED_DIR } from '../contract/harness';
+import { CONFORMANCE_DIR } from '../contract/harness';
 
-export { SHARED_DIR };
+export { CONFORMANCE_DIR };
 
 export const INIT_MESSAGE = 'memgit: initialise store\n';
 export const MUTATING_COMMANDS: ReadonlySet<string> = new Set(['create', 'str_replace', 'insert', 'delete', 'rename']);
@@ -23,7 +23,7 @@ export interface Vector {
 }
 
 export function loadVectors(): Vector[] {
-  return JSON.parse(fs.readFileSync(path.join(SHARED_DIR, 'conformance/vectors.json'), 'utf8')) as Vector[];
+  return JSON.parse(fs.readFileSync(path.join(CONFORMANCE_DIR, 'vectors.json'), 'utf8')) as Vector[];
 }
 
 export interface HostilePath {
@@ -32,7 +32,7 @@ export interface HostilePath {
 }
 
 export function loadHostilePaths(): HostilePath[] {
-  return JSON.parse(fs.readFileSync(path.join(SHARED_DIR, 'conformance/hostile-paths.json'), 'utf8')) as HostilePath[];
+  return JSON.parse(fs.readFileSync(path.join(CONFORMANCE_DIR, 'hostile-paths.json'), 'utf8')) as HostilePath[];
 }
 
 /** A fresh, empty directory for one store. */
