@@ -1,16 +1,22 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type {
+  BetaCompact20260112Edit,
   BetaContextManagementConfig,
   BetaMessage,
   BetaMessageParam,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { isValidId } from '../contract/paths';
 import type { ExecutionReport, MemoryStore } from '../store/memory-store';
+import type { EventAnchor, NewTimelineEvent, TimelineRecord } from '../store/timeline';
 import { logField } from './terminal';
 
 /** The model `memgit chat` uses unless --model or MEMGIT_MODEL says otherwise. */
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
 export const DEFAULT_MAX_TOKENS = 4096;
 export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
+export const COMPACTION_BETA = 'compact-2026-01-12';
+/** The API refuses a compaction trigger below this many input tokens. */
+export const MIN_COMPACTION_TRIGGER = 50_000;
 
 /**
  * Context editing as the memory-tool documentation pairs it: once the prompt grows past the trigger, old
@@ -28,6 +34,50 @@ export const CONTEXT_EDITING: BetaContextManagementConfig = {
     },
   ],
 };
+
+/** Server-side compaction (`compact_20260112`): the API's defaults apply to what is left out. */
+export interface CompactionOptions {
+  /** Compact once the prompt reaches this many input tokens (the API's default is 150,000; at least 50,000). */
+  trigger?: number;
+  /** Extra instructions for the summary. */
+  instructions?: string;
+}
+
+/**
+ * The `compact_20260112` edit. Compaction replaces older context with a summary the API writes; the memory
+ * files stay as they are, so what the agent knows afterwards is that summary plus its memory.
+ */
+export function compactionEdit(options: CompactionOptions = {}): BetaCompact20260112Edit {
+  const edit: BetaCompact20260112Edit = { type: 'compact_20260112' };
+  if (options.trigger !== undefined) edit.trigger = { type: 'input_tokens', value: options.trigger };
+  if (options.instructions !== undefined) edit.instructions = options.instructions;
+  return edit;
+}
+
+/**
+ * The `context_management` parameter and betas for a choice of context editing and compaction, or null for
+ * neither (then no beta is requested at all). Clearing comes first: the API applies the edits in order, so
+ * old tool results are dropped before anything is summarised.
+ */
+export function contextManagement(options: { contextEditing?: boolean; compaction?: boolean | CompactionOptions }): {
+  context_management: BetaContextManagementConfig;
+  betas: string[];
+} | null {
+  const edits: NonNullable<BetaContextManagementConfig['edits']> = [];
+  const betas: string[] = [];
+  if (options.contextEditing) {
+    edits.push(...(CONTEXT_EDITING.edits ?? []));
+    betas.push(CONTEXT_MANAGEMENT_BETA);
+  }
+  if (options.compaction) {
+    edits.push(compactionEdit(options.compaction === true ? {} : options.compaction));
+    betas.push(COMPACTION_BETA);
+  }
+  return edits.length ? { context_management: { edits }, betas } : null;
+}
+
+/** Something the API did to the agent's context, as recorded on the session's timeline. */
+export type ContextEvent = TimelineRecord;
 
 /** One memory tool call as `memgit chat` reports it. */
 export interface MemoryCall {
@@ -50,12 +100,16 @@ export interface ChatSessionOptions {
   maxTokens?: number;
   system?: string;
   contextEditing?: boolean;
+  /** Server-side compaction (`true` for the API's defaults). */
+  compaction?: boolean | CompactionOptions;
   /** Stream each reply (default true); false waits for whole messages. */
   stream?: boolean;
   /** Receives the assistant's text as it arrives. */
   onText?: (text: string) => void;
   /** Receives each memory call once it has been executed. */
   onMemoryCall?: (call: MemoryCall) => void;
+  /** Receives each compaction summary and context clear once it is on the session's timeline. */
+  onContextEvent?: (event: ContextEvent) => void;
 }
 
 /**
@@ -67,6 +121,8 @@ export class ChatSession {
   private history: BetaMessageParam[] = [];
   private readonly options: ChatSessionOptions;
   private lastTextEndedLine = true;
+  /** The session's last commit and last memory call, so that timeline events fall in place among the calls. */
+  private anchor: EventAnchor | null = null;
 
   constructor(options: ChatSessionOptions) {
     this.options = options;
@@ -85,7 +141,16 @@ export class ChatSession {
   async send(prompt: string): Promise<BetaMessage> {
     const { client, store, session } = this.options;
     const stream = this.options.stream ?? true;
-    const tool = store.memoryTool({ session }, (report, input) => this.options.onMemoryCall?.(describeCall(report, input)));
+    // A continued session (--session) already has calls: later events come after its last one.
+    const earlier = store.history.bySession(session).at(-1);
+    const anchor = (this.anchor ??= { afterCommit: earlier?.commit ?? null, afterToolUseId: earlier?.toolUseId ?? null });
+    const tool = store.memoryTool({ session }, (report, input) => {
+      const call = describeCall(report, input);
+      if (call.commit) anchor.afterCommit = call.commit;
+      if (isValidId(call.toolUseId)) anchor.afterToolUseId = call.toolUseId;
+      this.options.onMemoryCall?.(call);
+    });
+    const management = contextManagement(this.options);
     const runner = client.beta.messages.toolRunner({
       model: this.options.model,
       max_tokens: this.options.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -96,12 +161,14 @@ export class ChatSession {
       // without --context-editing no beta is requested at all.
       thread: false,
       stream,
-      ...(this.options.contextEditing
-        ? { context_management: CONTEXT_EDITING, betas: [CONTEXT_MANAGEMENT_BETA] }
-        : {}),
+      ...(management ?? {}),
     });
     let last: BetaMessage | undefined;
     for await (const item of runner) {
+      // Before this reply's tool calls run (a stream starts them as their blocks arrive): whatever the API
+      // did to the context for this request happened after the calls so far and before those.
+      const before = { ...anchor };
+      const time = Date.now();
       if ('finalMessage' in item) {
         item.on('text', (text) => this.emit(text));
         last = await item.finalMessage();
@@ -110,11 +177,38 @@ export class ChatSession {
         for (const block of item.content) if (block.type === 'text') this.emit(block.text);
       }
       this.endLine();
+      await this.recordContextEvents(last, before, time);
     }
     if (!last) throw new Error('the tool runner ended without a reply');
     this.history = [...runner.params.messages];
     if (!isSameReply(this.history.at(-1), last)) this.history.push({ role: 'assistant', content: last.content });
     return last;
+  }
+
+  /**
+   * Put on the session's timeline what the API reports having done to the context for one request: the
+   * clears of context editing first (applied before the prompt reached the model), then each compaction
+   * summary. The blocks themselves stay in the conversation exactly as received; the SDK sends them back.
+   */
+  private async recordContextEvents(message: BetaMessage, anchor: EventAnchor, time: number): Promise<void> {
+    const { store, session } = this.options;
+    const events: NewTimelineEvent[] = [];
+    for (const edit of message.context_management?.applied_edits ?? []) {
+      const cleared = clearedEvent(edit);
+      if (cleared) events.push(cleared);
+    }
+    for (const block of message.content) {
+      if (block.type !== 'compaction') continue;
+      events.push({
+        kind: 'compaction',
+        summary: typeof block.content === 'string' ? block.content : null,
+        encryptedContent: typeof block.encrypted_content === 'string' && block.encrypted_content.length > 0,
+      } as NewTimelineEvent);
+    }
+    for (const event of events) {
+      const record = await store.recordEvent(session, { ...event, ...anchor, time });
+      this.options.onContextEvent?.(record);
+    }
   }
 
   private emit(text: string): void {
@@ -128,6 +222,22 @@ export class ChatSession {
     if (!this.lastTextEndedLine) this.options.onText?.('\n');
     this.lastTextEndedLine = true;
   }
+}
+
+/** A reported clear as a timeline event; an entry this version does not understand is left out. */
+function clearedEvent(edit: unknown): NewTimelineEvent | null {
+  if (typeof edit !== 'object' || edit === null) return null;
+  const fields = edit as Record<string, unknown>;
+  const countOf = (value: unknown) => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined);
+  const type = fields.type;
+  const tokens = countOf(fields.cleared_input_tokens);
+  if (typeof type !== 'string' || !/^clear_[a-z0-9_]{1,58}$/.test(type) || tokens === undefined) return null;
+  const event: NewTimelineEvent = { kind: 'context_cleared', edit: type, clearedInputTokens: tokens };
+  const toolUses = countOf(fields.cleared_tool_uses);
+  const thinkingTurns = countOf(fields.cleared_thinking_turns);
+  if (toolUses !== undefined) event.clearedToolUses = toolUses;
+  if (thinkingTurns !== undefined) event.clearedThinkingTurns = thinkingTurns;
+  return event;
 }
 
 function isSameReply(message: BetaMessageParam | undefined, reply: BetaMessage): boolean {
@@ -153,6 +263,20 @@ function describeCall(report: ExecutionReport, input: unknown): MemoryCall {
  * One short, terminal-safe line for a memory call: everything in it may come from the model (or from a
  * document that injected instructions), so control and format characters are escaped and the length is bounded.
  */
+/** One short, terminal-safe line for a timeline event (the summary itself may come from a hostile context). */
+export function formatContextEvent(event: ContextEvent): string {
+  if (event.kind === 'compaction') {
+    if (event.summary === null) return 'context: compaction failed (no summary; the block is passed back as received)';
+    return `context: compacted into a ${event.summaryChars}-character summary: ${logField(event.summary, 80)}`;
+  }
+  const parts = [
+    event.clearedToolUses !== undefined ? `${event.clearedToolUses} tool use${event.clearedToolUses === 1 ? '' : 's'}` : null,
+    event.clearedThinkingTurns !== undefined ? `${event.clearedThinkingTurns} thinking turn${event.clearedThinkingTurns === 1 ? '' : 's'}` : null,
+    `${event.clearedInputTokens} input tokens`,
+  ].filter(Boolean);
+  return `context: ${event.edit} cleared ${parts.join(', ')}`;
+}
+
 export function formatMemoryCall(call: MemoryCall): string {
   const target = call.newPath !== undefined ? `${call.path ?? '?'} to ${call.newPath}` : (call.path ?? '');
   const head = logField(`${call.command} ${target}`.trim());

@@ -14,7 +14,28 @@ import type { AddressInfo } from 'node:net';
 /** A content block of a scripted assistant turn. */
 export type ScriptedBlock =
   | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | ScriptedCompactionBlock;
+
+/**
+ * A `compaction` block (server-side compaction, beta `compact-2026-01-12`): the summary that replaced older
+ * context (`content`, null when the compaction failed), opaque `encrypted_content`, a `signature`, and any
+ * other field, which a client must send back unchanged. Streamed as `content_block_start` with every field
+ * but `content` and `encrypted_content`, then one `compaction_delta` that carries those two.
+ */
+export interface ScriptedCompactionBlock {
+  type: 'compaction';
+  content: string | null;
+  encrypted_content?: string | null;
+  signature?: string | null;
+  [field: string]: unknown;
+}
+
+/** One entry of `context_management.applied_edits`, e.g. `{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 3, cleared_input_tokens: 12000 }`. */
+export interface ScriptedAppliedEdit {
+  type: string;
+  [field: string]: unknown;
+}
 
 /** The tool_result a request is expected to carry, as recorded (compared field by field, content byte for byte). */
 export interface RecordedToolResult {
@@ -33,6 +54,11 @@ export interface ScriptedReply {
    * 400 naming the first difference, so a replay that drifts from its recording fails loudly.
    */
   expectToolResults?: RecordedToolResult[];
+  /**
+   * The context edits the API reports having applied to this request: `context_management.applied_edits`
+   * of the message (in a stream, of the `message_delta` event).
+   */
+  appliedEdits?: ScriptedAppliedEdit[];
 }
 
 /**
@@ -188,10 +214,11 @@ export class ScriptedServer {
       type: 'message',
       role: 'assistant',
       model: typeof body.model === 'string' ? body.model : 'scripted',
-      content: step.content.map((block) => ({ ...block })),
+      content: step.content.map((block) => structuredClone(block)),
       stop_reason: step.stop_reason ?? (hasToolUse ? 'tool_use' : 'end_turn'),
       stop_sequence: null,
       usage: { input_tokens: Math.max(1, Math.ceil(JSON.stringify(body.messages ?? []).length / 4)), output_tokens: outputTokens },
+      ...(step.appliedEdits ? { context_management: { applied_edits: step.appliedEdits.map((edit) => ({ ...edit })) } } : {}),
     };
   }
 
@@ -227,6 +254,12 @@ export class ScriptedServer {
         for (const text of chunks(block.text, this.options.chunkSize)) {
           await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
         }
+      } else if (block.type === 'compaction') {
+        const { content, encrypted_content, ...start } = block;
+        await send('content_block_start', { type: 'content_block_start', index, content_block: { ...start, content: null } });
+        const delta: Record<string, unknown> = { type: 'compaction_delta', content };
+        if (encrypted_content !== undefined) delta.encrypted_content = encrypted_content;
+        await send('content_block_delta', { type: 'content_block_delta', index, delta });
       } else {
         await send('content_block_start', {
           type: 'content_block_start',
@@ -243,6 +276,7 @@ export class ScriptedServer {
       type: 'message_delta',
       delta: { stop_reason: message.stop_reason, stop_sequence: null },
       usage: { output_tokens: message.usage.output_tokens },
+      ...(message.context_management ? { context_management: message.context_management } : {}),
     });
     await send('message_stop', { type: 'message_stop' });
     res.end();
@@ -258,6 +292,7 @@ interface AssistantMessage {
   stop_reason: string;
   stop_sequence: null;
   usage: { input_tokens: number; output_tokens: number };
+  context_management?: { applied_edits: ScriptedAppliedEdit[] };
 }
 
 /** The tool_result blocks at the end of a request: the content of its last message when that is a user turn. */

@@ -13,6 +13,7 @@ import { HistoryEntry, HistoryIndex, makeEntry } from './history-index';
 import { estimateLooseObjects, GcOptions, GcReport, repack } from './gc';
 import { diffTrees, ObjectStore } from './objects';
 import { configureRepository, GITATTRIBUTES, STORE_BRANCH } from './repo-config';
+import { NewTimelineEvent, Timeline, TimelineRecord } from './timeline';
 import { KEEP_FILE, TreeDraft } from './tree-draft';
 import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
@@ -97,6 +98,8 @@ export class MemoryStore {
   readonly gitdir: string;
   readonly objects: ObjectStore;
   readonly history: HistoryIndex;
+  /** What happened to the agent's context beside its memory calls (compaction summaries, clears): see timeline.ts. */
+  readonly timeline: Timeline;
   private readonly durableFs: DurableFs;
   private readonly worktree: Worktree;
   private readonly lock: WriteLock;
@@ -116,6 +119,7 @@ export class MemoryStore {
     this.durableFs = new DurableFs({ fsync: options.fsync ?? true });
     this.objects = new ObjectStore(this.durableFs, this.gitdir);
     this.history = new HistoryIndex(this.objects, this.gitdir);
+    this.timeline = new Timeline(this.gitdir, { fsync: options.fsync ?? true });
     this.worktree = new Worktree(dir, this.gitdir, this.durableFs, this.objects);
     this.lock = new WriteLock(path.join(this.gitdir, 'memgit-write'), {
       staleMs: options.lockStaleMs,
@@ -198,6 +202,15 @@ export class MemoryStore {
         return result.content;
       },
     };
+  }
+
+  /**
+   * Record an event of a session's timeline (not a commit), serialised with this store's writes. The
+   * ordering among the session's calls is the caller's `afterCommit` / `afterToolUseId`.
+   */
+  recordEvent(session: string, event: NewTimelineEvent): Promise<TimelineRecord> {
+    this.assertOpen();
+    return this.lock.withLock(() => this.timeline.append(session, event));
   }
 
   /**

@@ -1,7 +1,15 @@
 import * as readline from 'node:readline';
 import { Command } from 'commander';
 import { forTerminal } from '../../agent/terminal';
-import { ChatSession, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, formatMemoryCall } from '../../agent/chat-session';
+import {
+  ChatSession,
+  CompactionOptions,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_MODEL,
+  formatContextEvent,
+  formatMemoryCall,
+  MIN_COMPACTION_TRIGGER,
+} from '../../agent/chat-session';
 import { isValidId } from '../../contract/paths';
 import { newSessionId } from '../../store/session-id';
 import { fail, openStore, positiveInteger, repoOption, resolveRepo } from '../options';
@@ -13,6 +21,9 @@ interface ChatOptions {
   system?: string;
   maxTokens: number;
   contextEditing?: boolean;
+  compaction?: boolean;
+  compactionTrigger?: number;
+  compactionInstructions?: string;
   stream: boolean;
 }
 
@@ -39,8 +50,15 @@ export function registerChat(program: Command): void {
     .option('--system <text>', 'system prompt')
     .option('--max-tokens <n>', 'largest reply, in tokens', positiveInteger, DEFAULT_MAX_TOKENS)
     .option('--context-editing', 'clear old tool results as the context grows (memory calls are kept); beta context-management-2025-06-27')
+    .option(
+      '--compaction',
+      'let the API summarise older context once the prompt grows (server-side compaction); beta compact-2026-01-12',
+    )
+    .option('--compaction-trigger <tokens>', `compact once the prompt reaches this many input tokens (API default 150000, at least ${MIN_COMPACTION_TRIGGER}); needs --compaction`, positiveInteger)
+    .option('--compaction-instructions <text>', 'extra instructions for the summary; needs --compaction')
     .option('--no-stream', 'wait for each whole reply instead of streaming it')
     .action(async (promptWords: string[], options: ChatOptions) => {
+      const compaction = compactionOptions(options);
       if (!process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_AUTH_TOKEN) fail(MISSING_KEY_MESSAGE);
       const session = options.session ?? newSessionId();
       if (!isValidId(session)) fail(`invalid --session ${JSON.stringify(session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
@@ -59,6 +77,7 @@ export function registerChat(program: Command): void {
         system: options.system,
         maxTokens: options.maxTokens,
         contextEditing: options.contextEditing,
+        compaction,
         stream: options.stream,
         // Claude's text as it is, unless it goes to a terminal, which hostile escape sequences could drive.
         onText: (text) => process.stdout.write(process.stdout.isTTY ? forTerminal(text) : text),
@@ -66,6 +85,7 @@ export function registerChat(program: Command): void {
           if (call.commit) writes += 1;
           process.stderr.write(`${formatMemoryCall(call)}\n`);
         },
+        onContextEvent: (event) => process.stderr.write(`${formatContextEvent(event)}\n`),
       });
       process.stderr.write(
         `memgit: session ${session} (continue it with --session ${session}), model ${model}, store ${resolveRepo(options.repo)}\n`,
@@ -83,6 +103,21 @@ export function registerChat(program: Command): void {
       }
       await store.close();
     });
+}
+
+/** --compaction and its two settings, checked before anything is sent or opened. */
+function compactionOptions(options: ChatOptions): CompactionOptions | undefined {
+  const { compactionTrigger: trigger, compactionInstructions: instructions } = options;
+  if (!options.compaction) {
+    if (trigger !== undefined) fail('--compaction-trigger needs --compaction');
+    if (instructions !== undefined) fail('--compaction-instructions needs --compaction');
+    return undefined;
+  }
+  if (trigger !== undefined && trigger < MIN_COMPACTION_TRIGGER) {
+    fail(`--compaction-trigger must be at least ${MIN_COMPACTION_TRIGGER} input tokens (the API's minimum), got ${trigger}`);
+  }
+  if (instructions !== undefined && !instructions.trim()) fail('--compaction-instructions is empty');
+  return { ...(trigger !== undefined ? { trigger } : {}), ...(instructions !== undefined ? { instructions } : {}) };
 }
 
 /** The interactive mode: one user turn per line, until /exit or the end of input. */
