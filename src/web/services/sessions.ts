@@ -1,5 +1,6 @@
 import { FileDiff, isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
+import type { TimelineRecord } from '../../store/timeline';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 import { diffView, diffViewsOf, FileDiffView } from './diff-view';
 
@@ -35,7 +36,27 @@ export function listSessions(ctx: AuditContext): SessionSummary[] {
 export interface SessionCall extends CommitSummary {
   step: number;
   diffs: FileDiffView[];
+  /** What the API did to the agent's context right after this call (compaction summaries, clears), in order. */
+  eventsAfter: SessionEvent[];
 }
+
+/** Longest part of a compaction summary shown on the page (the JSON twin has all that was stored). */
+export const SUMMARY_PREVIEW_CHARS = 4000;
+/** Most timeline events listed on one page of calls. */
+export const MAX_EVENTS_PER_PAGE = 200;
+
+/** A timeline event as the session page shows it. */
+export type SessionEvent = Omit<TimelineRecord, 'v' | 'session'> & {
+  /** Seconds since the epoch, like commit times (`time` stays in milliseconds). */
+  at: number;
+  /** The first SUMMARY_PREVIEW_CHARS of a compaction summary, and how many characters of it are not shown. */
+  summaryPreview?: string | null;
+  summaryHidden?: number;
+  /** A compaction whose summary is null: the API could not write one. */
+  failed?: boolean;
+  /** What a clear removed, in words: `clear_tool_uses_20250919: 3 tool uses, 12000 input tokens`. */
+  detail?: string;
+};
 
 export interface SessionPage {
   id: string;
@@ -51,6 +72,10 @@ export interface SessionPage {
   prevFrom: number | null;
   combined: FileDiffView[];
   combinedTruncated: boolean;
+  /** Timeline events from before the session's first call (on the first page only). */
+  eventsBefore: SessionEvent[];
+  /** Timeline events of this page left out beyond MAX_EVENTS_PER_PAGE. */
+  eventsOmitted: number;
 }
 
 export async function sessionPage(ctx: AuditContext, id: string, from = 1): Promise<SessionPage> {
@@ -58,8 +83,14 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
   if (entries.length === 0) throw new NotFound(`no session ${JSON.stringify(id)} in this store`);
   if (!Number.isSafeInteger(from) || from < 1 || from > entries.length) throw new BadRequest(`from must be a step between 1 and ${entries.length}`);
   const slice = entries.slice(from - 1, from - 1 + CALLS_PER_PAGE);
+  const timeline = placeEvents(entries, await ctx.store.timeline.forSession(id), from - 1, slice.length);
   const page = await Promise.all(
-    slice.map(async (entry, k) => ({ ...summarise(ctx, entry), step: from + k, diffs: await diffViewsOf(ctx, entry) })),
+    slice.map(async (entry, k) => ({
+      ...summarise(ctx, entry),
+      step: from + k,
+      diffs: await diffViewsOf(ctx, entry),
+      eventsAfter: timeline.after.get(from - 1 + k) ?? [],
+    })),
   );
   const { combined, truncated } = await combinedDiff(ctx, entries);
   return {
@@ -74,7 +105,69 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     prevFrom: from > 1 ? Math.max(1, from - CALLS_PER_PAGE) : null,
     combined,
     combinedTruncated: truncated,
+    eventsBefore: timeline.before,
+    eventsOmitted: timeline.omitted,
   };
+}
+
+/**
+ * Put the session's timeline events among its calls: each after the call whose commit it names
+ * (`afterCommit`), or by time when that commit is not one of the session's (commit times have one-second
+ * resolution, which is why events carry their place). Only the events of calls `start..start+count-1`
+ * (0-based) are returned, those from before the first call with the first page.
+ */
+function placeEvents(
+  entries: HistoryEntry[],
+  records: TimelineRecord[],
+  start: number,
+  count: number,
+): { before: SessionEvent[]; after: Map<number, SessionEvent[]>; omitted: number } {
+  const positions = new Map(entries.map((entry, i) => [entry.commit, i]));
+  const before: SessionEvent[] = [];
+  const after = new Map<number, SessionEvent[]>();
+  let shown = 0;
+  let omitted = 0;
+  for (const record of records) {
+    const position = record.afterCommit === null ? -1 : positions.get(record.afterCommit) ?? positionByTime(entries, record.time);
+    const onPage = position === -1 ? start === 0 : position >= start && position < start + count;
+    if (!onPage) continue;
+    if (shown === MAX_EVENTS_PER_PAGE) {
+      omitted += 1;
+      continue;
+    }
+    shown += 1;
+    const event = toSessionEvent(record);
+    if (position === -1) before.push(event);
+    else after.set(position, [...(after.get(position) ?? []), event]);
+  }
+  return { before, after, omitted };
+}
+
+/** The last call committed no later than `timeMs` (-1: none). */
+function positionByTime(entries: HistoryEntry[], timeMs: number): number {
+  let position = -1;
+  for (const [i, entry] of entries.entries()) if (entry.time * 1000 <= timeMs) position = i;
+  return position;
+}
+
+function toSessionEvent(record: TimelineRecord): SessionEvent {
+  const { v: _version, session: _session, ...fields } = record;
+  const event: SessionEvent = { ...fields, at: Math.floor(record.time / 1000) };
+  if (record.kind === 'compaction') {
+    const summary = record.summary;
+    event.summaryPreview = summary === null ? null : summary.slice(0, SUMMARY_PREVIEW_CHARS);
+    event.summaryHidden = summary === null ? 0 : Math.max(0, record.summaryChars - SUMMARY_PREVIEW_CHARS);
+    event.failed = summary === null;
+  } else {
+    const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+    const parts = [
+      record.clearedToolUses !== undefined ? plural(record.clearedToolUses, 'tool use') : null,
+      record.clearedThinkingTurns !== undefined ? plural(record.clearedThinkingTurns, 'thinking turn') : null,
+      plural(record.clearedInputTokens, 'input token'),
+    ];
+    event.detail = `${record.edit}: ${parts.filter(Boolean).join(', ')}`;
+  }
+  return event;
 }
 
 /**
