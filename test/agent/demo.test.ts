@@ -8,8 +8,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildDemoStore, DemoBuildResult } from '../../src/agent/demo/build';
 import { RECORDED_TOOL_RESULTS } from '../../src/agent/demo/tool-results';
-import { DEMO_SESSIONS, INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../src/agent/demo/transcript';
+import { COMPACTED_SESSION, COMPACTION_SUMMARY, DEMO_SESSIONS, INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../src/agent/demo/transcript';
 import { NotAStoreError } from '../../src/store/errors';
+import { MemoryStore } from '../../src/store/memory-store';
 import { gitReport, GitReport, INIT_MESSAGE, makeTempDir, removeDir } from '../store/git-helpers';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import { cliEnv } from './run-cli';
@@ -101,6 +102,25 @@ test('the injected "fact" is one call among good writes, and reverting just that
   expect(fs.readFileSync(path.join(clone, 'memories/customers/acme-logistics/setup.md'), 'utf8')).toContain('Label creation: batch endpoint');
 });
 
+test('session 2 ran with context editing and compaction: one clear and one summary on its timeline, between two calls', async () => {
+  const opened = await MemoryStore.open(store, { create: false });
+  try {
+    const events = await opened.timeline.forSession(COMPACTED_SESSION);
+    const strReplaceFix = calls().find((c) => c.id === 'toolu_01KFm7BEKAT3TqFZA7oIzMc0')!;
+    expect(events).toEqual([
+      expect.objectContaining({ kind: 'context_cleared', edit: 'clear_tool_uses_20250919', clearedToolUses: 3, clearedInputTokens: 18_240 }),
+      expect.objectContaining({ kind: 'compaction', summary: COMPACTION_SUMMARY, encryptedContent: true }),
+    ]);
+    for (const event of events) expect(event).toMatchObject({ afterCommit: strReplaceFix.oid, afterToolUseId: strReplaceFix.id });
+    // The next call of the session is the rename the compacted reply asked for; the other sessions have no events.
+    const session2 = calls().filter((c) => c.session === COMPACTED_SESSION);
+    expect(session2[session2.findIndex((c) => c.oid === strReplaceFix.oid) + 1]).toMatchObject({ id: 'toolu_01pYJzvItJ17FO6bBlKu8y0X', command: 'rename' });
+    for (const other of built.sessions.filter((id) => id !== COMPACTED_SESSION)) expect(await opened.timeline.forSession(other)).toEqual([]);
+  } finally {
+    await opened.close();
+  }
+});
+
 test('a rebuild replaces an earlier demo store, and a folder the demo did not build is refused untouched', async () => {
   const again = await buildDemoStore(store);
   expect(again.commits).toBe(built.commits);
@@ -137,6 +157,13 @@ test('`memgit demo` (npm start) builds the store, prints the log and the injecte
     const html = await page.text();
     expect(html).toContain(INJECTED_TOOL_USE_ID);
     expect(html).toContain(INJECTED_SESSION);
+    expect(stdout).toContain('  context: clear_tool_uses_20250919 cleared 3 tool uses, 18240 input tokens\n');
+    expect(stdout).toContain(`In session ${COMPACTED_SESSION} the API cleared old tool results and summarised the context`);
+    const session = await (await fetch(`${url}/sessions/${COMPACTED_SESSION}`)).text();
+    const order = ['toolu_01KFm7BEKAT3TqFZA7oIzMc0', 'Context cleared', 'Context summary', 'Jonas Berg (jonas.berg@acme-logistics.example) becomes', 'toolu_01pYJzvItJ17FO6bBlKu8y0X'];
+    const at = order.map((text) => session.indexOf(text));
+    expect(at.every((i) => i > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
   } finally {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { ChatSession, DEFAULT_MODEL, MemoryCall } from '../chat-session';
+import { ChatSession, ContextEvent, DEFAULT_MODEL, MemoryCall } from '../chat-session';
 import { lastToolResults, RecordedToolResult, ScriptedReply, ScriptedServer } from '../scripted-server';
 import { MemoryStore } from '../../store/memory-store';
 import { NotAStoreError } from '../../store/errors';
@@ -21,6 +21,7 @@ export interface DemoBuildOptions {
   onSession?: (session: DemoSession) => void;
   onText?: (text: string) => void;
   onMemoryCall?: (call: MemoryCall) => void;
+  onContextEvent?: (event: ContextEvent) => void;
 }
 
 export interface DemoBuildResult {
@@ -57,8 +58,11 @@ export async function buildDemoStore(dir: string, options: DemoBuildOptions = {}
         session: session.id,
         model: DEFAULT_MODEL,
         system: DEMO_SYSTEM,
+        contextEditing: session.contextEditing,
+        compaction: session.compaction,
         onText: options.onText,
         onMemoryCall: options.onMemoryCall,
+        onContextEvent: options.onContextEvent,
       });
       await chat.send(session.prompt);
     }

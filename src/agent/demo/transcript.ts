@@ -1,3 +1,4 @@
+import type { CompactionOptions } from '../chat-session';
 import type { ScriptedBlock, ScriptedReply } from '../scripted-server';
 
 /**
@@ -18,6 +19,9 @@ export interface DemoSession {
   speaker: string;
   prompt: string;
   replies: ScriptedReply[];
+  /** Context management the session runs with, as `memgit chat --context-editing --compaction` sends it. */
+  contextEditing?: boolean;
+  compaction?: CompactionOptions;
 }
 
 export const DEMO_SYSTEM =
@@ -28,6 +32,8 @@ export const DEMO_SYSTEM =
 /** The call that stores the prompt-injected "fact" (session 3, insert into profile.md). */
 export const INJECTED_TOOL_USE_ID = 'toolu_01B2OlatoaybhHitbwJuQ5gK';
 export const INJECTED_SESSION = 'sess_20261130T091500_acme';
+/** The session whose context the API cleared and compacted (between the str_replace calls and the rename). */
+export const COMPACTED_SESSION = 'sess_20261126T143000_acme';
 
 const PROFILE = '/memories/customers/acme-logistics/profile.md';
 const SETUP = '/memories/customers/acme-logistics/setup.md';
@@ -50,6 +56,15 @@ const FIRST_PROFILE = lines(
   '## Preferences',
   '- Short answers, code examples in TypeScript',
   '- Based in Rotterdam (CET)',
+);
+
+/** The summary server-side compaction wrote in session 2 (shown on its session page, between two calls). */
+export const COMPACTION_SUMMARY = lines(
+  'Summary of the conversation so far:',
+  '- Dana Whitfield (Acme Logistics, ACME-20417) reports the webhook-signature fix worked.',
+  '- Acme upgraded to @parcelhub/node 3.4.0 on 2026-11-25 (setup.md updated after one retry).',
+  '- Jonas Berg (jonas.berg@acme-logistics.example) becomes the day-to-day contact on Monday; profile.md updated.',
+  '- Still to do: move the fix note to the shared playbooks; plan the batch-label migration before peak season.',
 );
 
 export const DEMO_SESSIONS: DemoSession[] = [
@@ -141,8 +156,10 @@ export const DEMO_SESSIONS: DemoSession[] = [
     ],
   },
   {
-    id: 'sess_20261126T143000_acme',
+    id: COMPACTED_SESSION,
     speaker: 'Dana Whitfield (Acme Logistics)',
+    contextEditing: true,
+    compaction: { instructions: 'Keep customer names, versions and open issues.' },
     prompt:
       'Signature fix worked, thanks! Two things: we upgraded to @parcelhub/node 3.4.0 yesterday, and we\'d like to ' +
       'move label creation to the batch endpoint before peak season. Also, Jonas Berg ' +
@@ -200,10 +217,19 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        // A long conversation, as the recording has it: the API cleared old tool results and then summarised
+        // the context. From here on, what the assistant knows of this session is this summary plus its memory.
         content: [
+          {
+            type: 'compaction',
+            content: COMPACTION_SUMMARY,
+            encrypted_content: 'RXFvQ0NrWUlBUmdDS2tEdjFvcGFxdWUtZGVtby1vbmx5',
+            signature: 'sig_ZGVtby1vbmx5LW5vdC1hLXJlYWwtc2lnbmF0dXJl',
+          },
           text('That webhook fix applies to any customer on Express 5, so I\'m moving it to the shared playbooks.'),
           memory('toolu_01pYJzvItJ17FO6bBlKu8y0X', { command: 'rename', old_path: FIX, new_path: PLAYBOOK }),
         ],
+        appliedEdits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 3, cleared_input_tokens: 18_240 }],
       },
       {
         content: [

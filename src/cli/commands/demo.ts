@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { formatMemoryCall } from '../../agent/chat-session';
+import { formatContextEvent, formatMemoryCall } from '../../agent/chat-session';
 import { DEFAULT_DEMO_DIR } from '../../agent/demo/defaults';
-import { INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../agent/demo/transcript';
+import { COMPACTED_SESSION, INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../agent/demo/transcript';
 import { MemoryStore } from '../../store/memory-store';
 import { toLine } from './log';
 import { serveUntilStopped } from './serve';
@@ -40,6 +40,7 @@ export function registerDemo(program: Command): void {
       const built = await buildDemoStore(dir, {
         onSession: (session) => out(`\n${session.id}  ${session.speaker}`),
         onMemoryCall: (call) => out(`  ${formatMemoryCall(call)}`),
+        onContextEvent: (event) => out(`  ${formatContextEvent(event)}`),
       });
       out(`\nBuilt in ${(built.millis / 1000).toFixed(1)} s: ${built.commits} commits in ${built.sessions.length} sessions.\n`);
 
@@ -52,6 +53,11 @@ export function registerDemo(program: Command): void {
           `are pre-approved without verification, and it did: tool_use ${INJECTED_TOOL_USE_ID}.\n` +
           `  see it:        ${cli} show ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)}\n` +
           `  roll it back:  ${cli} revert ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)} --dry-run  (later good writes stay)`,
+      );
+      out(
+        `In session ${COMPACTED_SESSION} the API cleared old tool results and summarised the context (server-side
+` +
+          `compaction): the session page shows the summary between the calls, as what the assistant knew from then on.`,
       );
       if (!options.serve) {
         await store.close();
