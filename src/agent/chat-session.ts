@@ -7,7 +7,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { isValidId } from '../contract/paths';
 import type { ExecutionReport, MemoryStore } from '../store/memory-store';
-import type { EventAnchor, NewTimelineEvent, TimelineRecord } from '../store/timeline';
+import type { ContextClearedEvent, EventAnchor, NewTimelineEvent, TimelineRecord } from '../store/timeline';
 import { logField } from './terminal';
 
 /** The model `memgit chat` uses unless --model or MEMGIT_MODEL says otherwise. */
@@ -203,7 +203,7 @@ export class ChatSession {
         kind: 'compaction',
         summary: typeof block.content === 'string' ? block.content : null,
         encryptedContent: typeof block.encrypted_content === 'string' && block.encrypted_content.length > 0,
-      } as NewTimelineEvent);
+      });
     }
     for (const event of events) {
       const record = await store.recordEvent(session, { ...event, ...anchor, time });
@@ -232,7 +232,7 @@ function clearedEvent(edit: unknown): NewTimelineEvent | null {
   const type = fields.type;
   const tokens = countOf(fields.cleared_input_tokens);
   if (typeof type !== 'string' || !/^clear_[a-z0-9_]{1,58}$/.test(type) || tokens === undefined) return null;
-  const event: NewTimelineEvent = { kind: 'context_cleared', edit: type, clearedInputTokens: tokens };
+  const event: ContextClearedEvent = { kind: 'context_cleared', edit: type, clearedInputTokens: tokens };
   const toolUses = countOf(fields.cleared_tool_uses);
   const thinkingTurns = countOf(fields.cleared_thinking_turns);
   if (toolUses !== undefined) event.clearedToolUses = toolUses;

@@ -60,7 +60,11 @@ export interface EventAnchor {
 }
 
 /** What a caller records: the event, where it falls among the session's calls and, optionally, when it was observed. */
-export type NewTimelineEvent = TimelineEvent & Partial<EventAnchor> & { time?: number };
+export type NewTimelineEvent = (
+  | { kind: 'compaction'; summary: string | null; encryptedContent?: boolean }
+  | ContextClearedEvent
+) &
+  Partial<EventAnchor> & { time?: number };
 
 /** One stored line. */
 export type TimelineRecord = TimelineEvent &
