@@ -9,6 +9,7 @@ export type {
   ExecutionReport,
 } from './store/memory-store';
 export type { HistoryEntry } from './store/history-index';
+export type { TimelineRecord, TimelineEvent, NewTimelineEvent, EventAnchor } from './store/timeline';
 export type { CommitMeta } from './store/commit-message';
 export {
   MemgitError,
