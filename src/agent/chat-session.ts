@@ -56,8 +56,8 @@ export function compactionEdit(options: CompactionOptions = {}): BetaCompact2026
 
 /**
  * The `context_management` parameter and betas for a choice of context editing and compaction, or null for
- * neither (then no beta is requested at all). Clearing comes first: the API applies the edits in order, so
- * old tool results are dropped before anything is summarised.
+ * neither (then no beta is requested at all). The clearing edit is listed first, so that bulky old tool
+ * results can go before anything is summarised.
  */
 export function contextManagement(options: { contextEditing?: boolean; compaction?: boolean | CompactionOptions }): {
   context_management: BetaContextManagementConfig;
