@@ -78,3 +78,27 @@ test('ChatSession({ compaction }): the edit, the block in every later request, t
     await store.close();
   }
 });
+
+test('a continued session (a new ChatSession, same id): the first event comes after the calls made before', async () => {
+  const session = 'sess_20261203T101500_cont';
+  server = await ScriptedServer.start([
+    { content: [{ type: 'tool_use', id: 'toolu_01ContEarlier', name: 'memory', input: { command: 'create', path: '/memories/e.md', file_text: 'e\n' } }] },
+    { content: [{ type: 'text', text: 'Saved.' }] },
+    { content: [{ type: 'compaction', content: null }, { type: 'text', text: 'Hello again.' }] },
+  ]);
+  const store = await MemoryStore.open(tempDir(), { ...QUIET, fsync: false });
+  try {
+    const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: server.url, maxRetries: 0 });
+    const options = { client, store, session, model: 'claude-test', compaction: true, stream: false };
+    await new ChatSession(options).send('save e');
+    await new ChatSession(options).send('hello');
+    const commit = store.history.byToolUseId('toolu_01ContEarlier')!.commit;
+    expect(await store.timeline.forSession(session)).toEqual([
+      expect.objectContaining({ kind: 'compaction', summary: null, afterCommit: commit, afterToolUseId: 'toolu_01ContEarlier' }),
+    ]);
+    // A new ChatSession starts a new conversation: its request holds only the new message.
+    expect(server.messageRequests[2].body!.messages).toEqual([{ role: 'user', content: 'hello' }]);
+  } finally {
+    await store.close();
+  }
+});
