@@ -76,6 +76,9 @@ export function contextManagement(options: { contextEditing?: boolean; compactio
   return edits.length ? { context_management: { edits }, betas } : null;
 }
 
+/** Most context events recorded for one reply. */
+export const MAX_CONTEXT_EVENTS_PER_REPLY = 16;
+
 /** Something the API did to the agent's context, as recorded on the session's timeline. */
 export type ContextEvent = TimelineRecord;
 
@@ -205,7 +208,9 @@ export class ChatSession {
         encryptedContent: typeof block.encrypted_content === 'string' && block.encrypted_content.length > 0,
       });
     }
-    for (const event of events) {
+    // A reply holds one compaction block and one report per strategy; a flood is not the API, and the
+    // timeline's size stays bounded by what a reply can plausibly carry.
+    for (const event of events.slice(0, MAX_CONTEXT_EVENTS_PER_REPLY)) {
       const record = await store.recordEvent(session, { ...event, ...anchor, time });
       this.options.onContextEvent?.(record);
     }
