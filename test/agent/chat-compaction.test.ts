@@ -153,6 +153,7 @@ describe('streamed, with context editing: edits, betas, the block sent back verb
       expect(api.status).toBe(200);
       const steps = api.body.page as Array<{ toolUseId: string; eventsAfter: Array<Record<string, unknown>> }>;
       expect(api.body.eventsBefore).toEqual([]);
+      expect(api.body).toMatchObject({ calls: 2, compactions: 1, clears: 1, eventsOmitted: 0 });
       expect(steps.map((s) => [s.toolUseId, s.eventsAfter.map((e) => e.kind)])).toEqual([
         ['toolu_01CmpFirst', ['context_cleared', 'compaction']],
         ['toolu_01CmpAfter', []],
@@ -164,6 +165,7 @@ describe('streamed, with context editing: edits, betas, the block sent back verb
 
       const page = await get(`/sessions/${session}`);
       expect(page.status).toBe(200);
+      expect(page.text).toContain('The API cleared old context 1 time and summarised it 1 time (shown between the calls).');
       const order = ['toolu_01CmpFirst', 'Context cleared', '3 tool uses, 12345 input tokens', 'Context summary', 'Summary of the conversation so far', 'toolu_01CmpAfter'];
       const at = order.map((text) => page.text.indexOf(text));
       expect(at.every((i) => i > 0)).toBe(true);

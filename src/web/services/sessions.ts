@@ -76,6 +76,9 @@ export interface SessionPage {
   eventsBefore: SessionEvent[];
   /** Timeline events of this page left out beyond MAX_EVENTS_PER_PAGE. */
   eventsOmitted: number;
+  /** The whole session's timeline in numbers: compaction summaries (failed ones included) and clears. */
+  compactions: number;
+  clears: number;
 }
 
 export async function sessionPage(ctx: AuditContext, id: string, from = 1): Promise<SessionPage> {
@@ -83,7 +86,8 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
   if (entries.length === 0) throw new NotFound(`no session ${JSON.stringify(id)} in this store`);
   if (!Number.isSafeInteger(from) || from < 1 || from > entries.length) throw new BadRequest(`from must be a step between 1 and ${entries.length}`);
   const slice = entries.slice(from - 1, from - 1 + CALLS_PER_PAGE);
-  const timeline = placeEvents(entries, await ctx.store.timeline.forSession(id), from - 1, slice.length);
+  const records = await ctx.store.timeline.forSession(id);
+  const timeline = placeEvents(entries, records, from - 1, slice.length);
   const page = await Promise.all(
     slice.map(async (entry, k) => ({
       ...summarise(ctx, entry),
@@ -107,6 +111,8 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     combinedTruncated: truncated,
     eventsBefore: timeline.before,
     eventsOmitted: timeline.omitted,
+    compactions: records.filter((r) => r.kind === 'compaction').length,
+    clears: records.filter((r) => r.kind === 'context_cleared').length,
   };
 }
 
