@@ -161,7 +161,7 @@ export class ChatSession {
       messages: [...this.history, { role: 'user', content: prompt }],
       tools: [tool],
       // A message thread would request its own beta; memgit sends the whole history each turn so that
-      // without --context-editing no beta is requested at all.
+      // without --context-editing or --compaction no beta is requested at all.
       thread: false,
       stream,
       ...(management ?? {}),
