@@ -39,7 +39,7 @@ export const CONTEXT_EDITING: BetaContextManagementConfig = {
 export interface CompactionOptions {
   /** Compact once the prompt reaches this many input tokens (the API's default is 150,000; at least 50,000). */
   trigger?: number;
-  /** Extra instructions for the summary. */
+  /** Instructions for the summary, sent as the edit's `instructions`. */
   instructions?: string;
 }
 

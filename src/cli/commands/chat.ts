@@ -55,7 +55,7 @@ export function registerChat(program: Command): void {
       'let the API summarise older context once the prompt grows (server-side compaction); beta compact-2026-01-12',
     )
     .option('--compaction-trigger <tokens>', `compact once the prompt reaches this many input tokens (API default 150000, at least ${MIN_COMPACTION_TRIGGER}); needs --compaction`, positiveInteger)
-    .option('--compaction-instructions <text>', 'extra instructions for the summary; needs --compaction')
+    .option('--compaction-instructions <text>', 'your instructions for the summary (sent as the edit\'s "instructions"); needs --compaction')
     .option('--no-stream', 'wait for each whole reply instead of streaming it')
     .action(async (promptWords: string[], options: ChatOptions) => {
       const compaction = compactionOptions(options);
