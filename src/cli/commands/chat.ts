@@ -38,7 +38,8 @@ export function registerChat(program: Command): void {
     .description(
       'Talk to Claude through the official SDK\'s tool runner, with memgit as the\n' +
         'memory tool: every change Claude makes to /memories is one commit of the store.\n' +
-        'Claude\'s text streams to stdout; each memory call is one line on stderr.\n' +
+        'Claude\'s text streams to stdout; each memory call, and each context clear or\n' +
+        'compaction summary the API reports, is one line on stderr.\n' +
         'With PROMPT, runs that one turn to the end; without it, a conversation\n' +
         '(one message per line; /exit or Ctrl-D ends it).\n\n' +
         'Environment: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL, MEMGIT_MODEL.',
