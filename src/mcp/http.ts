@@ -16,8 +16,8 @@ import type { MemoryStore } from '../store/memory-store';
 import { newMcpSessionId } from './ids';
 import { createMemoryMcpServer } from './server';
 
-/** What the handler needs of a request: node's, or express's (whose `params` and `body` it passes on). */
-export type McpHttpRequest = IncomingMessage & { body?: unknown; params?: Record<string, string> };
+/** What the handler needs of a request: node's, or express's (a body parsed upstream is used as is). */
+export type McpHttpRequest = IncomingMessage & { body?: unknown };
 
 export interface McpHttpHandlerOptions<Req extends McpHttpRequest = McpHttpRequest> {
   /**
