@@ -3,6 +3,7 @@
  * client over stdio. Every call of the conformance vectors and hostile paths goes through it and must
  * answer exactly what `store.execute` answers; the repository is then checked with the git CLI.
  */
+import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -119,10 +120,12 @@ describe('memgit mcp over stdio', () => {
     expect(new Set(trailerValues(repo, 'Memory-Client').slice(1))).toEqual(new Set(['mcp']));
     expect(new Set(trailerValues(repo, 'Memory-Client-Name').slice(1))).toEqual(new Set([CLEAN_NAME]));
     expect(new Set(trailerValues(repo, 'Memory-Client-Version').slice(1))).toEqual(new Set([CLEAN_VERSION]));
+    // The whole message of the first write, byte for byte: the forged line is folded into the name.
+    const first = writes[0].input as { command: string; path: string };
+    expect(first.command).toBe('create');
     expect(mcpGit.messages[1]).toBe(
-      `${writes[0].id}\n\nMemory-Command: ${String((writes[0].input as { command: string }).command)}\n` +
-        mcpGit.messages[1].split('\n').slice(3, -4).join('\n') +
-        `\nMemory-Session: ${session}\nMemory-Client: mcp\nMemory-Client-Name: ${CLEAN_NAME}\nMemory-Client-Version: ${CLEAN_VERSION}\n`,
+      `${writes[0].id}\n\nMemory-Command: create\nMemory-Path: ${first.path}\nMemory-Session: ${session}\n` +
+        `Memory-Client: mcp\nMemory-Client-Name: ${CLEAN_NAME}\nMemory-Client-Version: ${CLEAN_VERSION}\n`,
     );
   }, 240_000);
 
@@ -160,16 +163,28 @@ describe('memgit mcp over stdio', () => {
     expect(trailerValues(repo, 'Memory-Session').slice(1)).toEqual(['sess_resources', 'sess_resources', 'sess_resources']);
   }, 60_000);
 
-  it('writes only protocol to stdout and exits when the client goes away', async () => {
-    const running = await startMcp(repo);
-    await running.client.callTool({ name: 'memory', arguments: { command: 'view', path: '/memories' } });
-    const pid = running.transport.pid;
-    await running.client.close();
-    expect(running.protocolErrors).toEqual([]);
-    expect(pid).toBeGreaterThan(0);
-    // The store was closed cleanly: nothing left half-written, no lock left behind.
+  it('writes only protocol to stdout, logs to stderr, and exits 0 once stdin ends (the call under way committed)', async () => {
+    const child = spawn(process.execPath, [CLI_MAIN, 'mcp', '--repo', repo, '--session', 'sess_raw'], { cwd: REPO_ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-client', version: '9' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'memory', arguments: { command: 'create', path: '/memories/last.md', file_text: 'bye' } } });
+    child.stdin.end(); // the client goes away right after its last call
+    expect(await exited).toBe(0);
+    const lines = stdout.split('\n').filter((line) => line !== '');
+    const messages = lines.map((line) => JSON.parse(line) as { jsonrpc: string; id?: number });
+    expect(messages.every((m) => m.jsonrpc === '2.0')).toBe(true);
+    expect(messages.map((m) => m.id)).toEqual([1, 2]);
+    expect(stderr).toMatch(/^memgit: MCP server on stdio for .*, session sess_raw\n$/);
     const git = gitHistory(repo);
     expect(git.fsckCode).toBe(0);
     expect(git.status).toBe('');
+    expect(git.messages).toHaveLength(2);
+    expect(trailerValues(repo, 'Memory-Client-Name')).toEqual(['', 'raw-client']);
   }, 60_000);
 });
