@@ -7,11 +7,11 @@ export function registerMcp(program: Command): void {
     .command('mcp')
     .summary('serve the memory tool to an MCP client (Claude Code, Claude Desktop) over stdio')
     .description(
-      'Run an MCP server on stdin/stdout offering one tool, `memory` (the memory tool\'s six\n' +
-        'commands on /memories), and the memory files as read-only memory:// resources.\n' +
-        'Every write is one commit: its id is mcp_<time>_<random>, its trailers name the\n' +
-        'session (one per process), `Memory-Client: mcp` and the client\'s name and version.\n' +
-        'The store is created on first use. stdout carries only the protocol; messages go to stderr.',
+      "Run an MCP server on stdin/stdout offering one tool, `memory` (the memory tool's six commands on " +
+        '/memories), and the memory files as read-only memory:// resources. Every write is one commit whose ' +
+        'first line is the call\'s id (mcp_<time>_<random>) and whose trailers name the session (one per ' +
+        'process), `Memory-Client: mcp` and the client\'s name and version. The store is created on first ' +
+        'use. stdout carries only the protocol; messages go to stderr.',
     )
     .addOption(repoOption())
     .option('--session <id>', 'session id recorded on every commit (default: a new sess_… id per process)')
@@ -19,8 +19,9 @@ export function registerMcp(program: Command): void {
     .option('--no-resources', 'do not offer the memory files as memory:// resources')
     .addHelpText(
       'after',
-      '\nClaude Code:     claude mcp add memgit -- npx -y memgit mcp --repo /abs/path/to/store\n' +
-        'Claude Desktop:  see "Use it from Claude Code and Claude Desktop (MCP)" in the README',
+      '\nClaude Code (absolute paths):\n' +
+        '  claude mcp add memgit -- node /path/to/memgit/dist/src/cli/main.js mcp --repo /path/to/store\n' +
+        'Claude Desktop: see "Use it from Claude Code and Claude Desktop (MCP)" in the README.',
     )
     .action(async (options: { repo?: string; session?: string; createMode: 'overwrite' | 'error'; resources: boolean }) => {
       if (options.session !== undefined && !isValidId(options.session)) {
