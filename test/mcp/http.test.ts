@@ -233,6 +233,21 @@ describe('the MCP handler over Streamable HTTP', () => {
     expect(gitHistory(stores.get('beta')!.dir).messages.length).toBe(1);
   });
 
+  it('says truthfully that nothing was written when the store itself refuses, without host paths', async () => {
+    const dir = await openStore('gamma');
+    KEYS['key-gamma-5c1e8b3a9d'] = (store) => store === 'gamma';
+    const { client } = await connect(`${server.url}/stores/gamma/mcp`, 'key-gamma-5c1e8b3a9d');
+    try {
+      await stores.get('gamma')!.close(); // e.g. the server shutting down under a running session
+      const result = unpack((await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/late.md', file_text: 'x' } })) as CallToolResult);
+      expect(result).toMatchObject({ text: 'Error: the memory store is shutting down. Nothing was written.', isError: true });
+      expect(result.text).not.toContain(dir);
+    } finally {
+      await client.close();
+    }
+    expect(gitHistory(dir).messages).toHaveLength(1);
+  });
+
   it('keeps at most maxSessions sessions, closing the longest idle, and closes idle sessions', async () => {
     const limited = await startTestServer(stores, { maxSessions: 2, idleTimeoutMs: 300 });
     const url = `${limited.url}/stores/beta/mcp`;
