@@ -41,6 +41,8 @@ export async function serveMcpOverStdio(store: MemoryStore, options: StdioMcpOpt
   // The SDK's stdio transport does not notice the client going away; stdin ending is that signal. A client
   // may end stdin right after its last request: that request still runs and is answered before we close.
   process.stdin.once('end', () => void unanswered.drained(DRAIN_LIMIT_MS).then(close));
+  // A client killed outright closes our stdout: answers can no longer be delivered (EPIPE), so stop.
+  process.stdout.once('error', () => void close());
   return { session, closed, close };
 }
 
