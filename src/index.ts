@@ -9,7 +9,7 @@ export type {
   ExecutionReport,
 } from './store/memory-store';
 export type { HistoryEntry } from './store/history-index';
-export type { CommitMeta } from './store/commit-message';
+export type { ClientInfo, CommitMeta } from './store/commit-message';
 export {
   MemgitError,
   InvalidToolUseError,

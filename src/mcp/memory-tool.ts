@@ -21,7 +21,7 @@ How to use it:
 
 Commands (every path starts with /memories):
 - view: path of a directory (lists what it holds, two levels deep) or of a file (shows it with line numbers; view_range [first, last] shows part, last -1 meaning the end).
-- create: path and file_text; writes a new file, creating its directories.
+- create: path and file_text; writes the file with file_text as its whole content, creating its directories.
 - str_replace: path, old_str (must occur exactly once in the file) and new_str.
 - insert: path, insert_line (0 puts insert_text at the top, N puts it after line N) and insert_text.
 - delete: path of a file or directory.
