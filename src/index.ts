@@ -10,7 +10,7 @@ export type {
 } from './store/memory-store';
 export type { HistoryEntry } from './store/history-index';
 export type { TimelineRecord, TimelineEvent, NewTimelineEvent, EventAnchor } from './store/timeline';
-export type { CommitMeta } from './store/commit-message';
+export type { ClientInfo, CommitMeta } from './store/commit-message';
 export {
   MemgitError,
   InvalidToolUseError,

@@ -12,6 +12,9 @@ export const TRAILER = {
   actor: 'Memory-Actor',
   reverts: 'Memory-Reverts',
   reason: 'Memory-Reason',
+  client: 'Memory-Client',
+  clientName: 'Memory-Client-Name',
+  clientVersion: 'Memory-Client-Version',
 } as const;
 
 export interface CommitMeta {
@@ -24,6 +27,42 @@ export interface CommitMeta {
   actor?: string;
   reverts?: string[];
   reason?: string;
+  /** How the call reached memgit (`mcp`), and the client program's own name and version, when known. */
+  client?: string;
+  clientName?: string;
+  clientVersion?: string;
+}
+
+/** The program that sent a call, as the caller knows it (for MCP: `initialize`'s clientInfo). Hostile text. */
+export interface ClientInfo {
+  /** The channel, e.g. `mcp`. */
+  kind: string;
+  name?: unknown;
+  version?: unknown;
+}
+
+const LONE_SURROGATES = /\p{Cs}/gu;
+
+/**
+ * Trailer fields for a call's client. Every value is flattened to one short line (a client names itself
+ * whatever it likes) and dropped when nothing is left, so that parsing the message gives back these values.
+ */
+export function clientTrailers(client: ClientInfo | undefined): Pick<CommitMeta, 'client' | 'clientName' | 'clientVersion'> {
+  if (!client) return {};
+  const clean = (value: unknown): string | undefined => {
+    if (typeof value !== 'string') return undefined;
+    // Lone surrogates cannot be stored as UTF-8 (they would come back as U+FFFD), before or after the cut.
+    const text = oneLine(value.replace(LONE_SURROGATES, '\uFFFD'), 100).replace(LONE_SURROGATES, '');
+    return text === '' ? undefined : text;
+  };
+  const fields: Pick<CommitMeta, 'client' | 'clientName' | 'clientVersion'> = {};
+  const kind = clean(client.kind);
+  const name = clean(client.name);
+  const version = clean(client.version);
+  if (kind !== undefined) fields.client = kind;
+  if (name !== undefined) fields.clientName = name;
+  if (version !== undefined) fields.clientVersion = version;
+  return fields;
 }
 
 export function formatCommitMessage(meta: CommitMeta): string {
@@ -38,6 +77,9 @@ export function formatCommitMessage(meta: CommitMeta): string {
   add(TRAILER.actor, meta.actor);
   for (const reverted of meta.reverts ?? []) add(TRAILER.reverts, reverted);
   add(TRAILER.reason, meta.reason);
+  add(TRAILER.client, meta.client);
+  add(TRAILER.clientName, meta.clientName);
+  add(TRAILER.clientVersion, meta.clientVersion);
   return trailers.length ? `${meta.title}\n\n${trailers.join('\n')}\n` : `${meta.title}\n`;
 }
 
@@ -56,6 +98,9 @@ export function parseCommitMessage(message: string): CommitMeta {
       case TRAILER.actor: meta.actor = value; break;
       case TRAILER.reverts: (meta.reverts ??= []).push(value); break;
       case TRAILER.reason: meta.reason = value; break;
+      case TRAILER.client: meta.client = value; break;
+      case TRAILER.clientName: meta.clientName = value; break;
+      case TRAILER.clientVersion: meta.clientVersion = value; break;
     }
   }
   return meta;

@@ -5,7 +5,7 @@ import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { runCommand } from '../contract';
 import { isValidId } from '../contract/paths';
 import type { CommandOutcome, ContractOptions, TreeEdit } from '../contract/types';
-import { CommitMeta, formatCommitMessage } from './commit-message';
+import { ClientInfo, clientTrailers, CommitMeta, formatCommitMessage } from './commit-message';
 import { DurableFs, removeStaleTempFiles } from './durable-fs';
 import { CommitNotFoundError, InvalidToolUseError, NotAStoreError, StoreClosedError, StoreCorruptError } from './errors';
 import { GitTreeReader, MEMORY_ROOT, toRepoPath } from './git-reader';
@@ -67,6 +67,8 @@ export interface ToolResult {
 
 export interface ExecuteContext {
   session: string;
+  /** The program that sent the call (recorded as Memory-Client trailers), e.g. an MCP client. */
+  client?: ClientInfo;
 }
 
 /** What `execute` did, for callers that want more than the tool_result (the CLI, chat logging). */
@@ -180,7 +182,7 @@ export class MemoryStore {
         return { result: toResult(id, outcome), outcome };
       });
     }
-    return this.withWriteLock(() => this.mutate(id, context.session, input));
+    return this.withWriteLock(() => this.mutate(id, context, input));
   }
 
   /**
@@ -339,7 +341,7 @@ export class MemoryStore {
     return this.objects.writeTree(rootEntries);
   }
 
-  private async mutate(id: string, session: string, input: unknown): Promise<ExecutionReport> {
+  private async mutate(id: string, context: ExecuteContext, input: unknown): Promise<ExecutionReport> {
     const head = await this.refreshHead();
     const previous = this.history.byToolUseId(id);
     if (previous) return this.replay(id, previous, input);
@@ -355,7 +357,8 @@ export class MemoryStore {
       command: outcome.command,
       path: outcome.path,
       newPath: outcome.newPath,
-      session,
+      session: context.session,
+      ...clientTrailers(context.client),
     });
     return { result: toResult(id, outcome), outcome, commit };
   }

@@ -1,0 +1,7 @@
+/** memgit as an MCP server: the `memory` tool (and memory:// resources) over stdio or Streamable HTTP. */
+export { createMemoryMcpServer, type MemoryMcpServerOptions } from './server';
+export { serveMcpOverStdio, type RunningStdioMcp, type StdioMcpOptions } from './stdio';
+export { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions, type McpHttpRequest } from './http';
+export { MEMORY_TOOL, MEMORY_TOOL_NAME, META_CALL_ID, META_COMMIT } from './memory-tool';
+export { newMcpCallId, newMcpSessionId } from './ids';
+export { resourceUri, relPathOfUri } from './resources';

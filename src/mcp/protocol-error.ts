@@ -1,0 +1,11 @@
+/**
+ * A JSON-RPC error for the SDK to send back. The SDK's McpError puts "MCP error <code>:" into its message,
+ * and the client adds the same prefix again when it reports the error; a plain Error with a code does not.
+ */
+export function protocolError(code: number, message: string, data?: unknown): Error {
+  return Object.assign(new Error(message), data === undefined ? { code } : { code, data });
+}
+
+export const INVALID_PARAMS = -32602;
+/** The MCP specification's code for an unknown resource. */
+export const RESOURCE_NOT_FOUND = -32002;
