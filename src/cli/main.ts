@@ -12,6 +12,8 @@ import { registerRestore } from './commands/restore';
 import { registerRollbackSession } from './commands/rollback-session';
 import { registerReset } from './commands/reset';
 import { registerGc } from './commands/gc';
+import { registerServer } from './commands/server';
+import { registerKeys } from './commands/keys';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -37,6 +39,8 @@ export function buildProgram(): Command {
   registerRollbackSession(program);
   registerReset(program);
   registerGc(program);
+  registerServer(program);
+  registerKeys(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +
