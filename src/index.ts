@@ -25,3 +25,9 @@ export type { RollbackOptions, RollbackOutcome, RollbackOperation, RollbackConfl
 export { newSessionId } from './store/session-id';
 export { runCommand } from './contract';
 export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './contract/types';
+export { createHttpMemoryTool, httpToolCaller, HttpMemoryToolError } from './client';
+export type { HttpMemoryToolOptions, HttpToolCallAnswer } from './client';
+export { startServer } from './server';
+export type { StartServerOptions, RunningMemgitServer } from './server';
+export { StoreRegistry, StoreNotFoundError, QueueFullError, createKey, listKeys, revokeKey, isValidStoreId } from './stores';
+export type { RegistryOptions, StoreSummary, Scope, KeyInfo } from './stores';

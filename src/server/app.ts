@@ -268,6 +268,7 @@ function toHttpError(error: unknown): HttpError | null {
   if (error instanceof RegistryClosedError || error instanceof StoreClosedError) return new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' });
   if (error instanceof LockTimeoutError) return new HttpError(503, 'overloaded_error', 'the store is busy (another process holds its write lock)', { 'Retry-After': '5' });
   if (error instanceof InvalidToolUseError) return new HttpError(400, 'invalid_request_error', error.message.replace(/^memgit: /, ''));
+  if (error instanceof URIError) return new HttpError(400, 'invalid_request_error', 'malformed percent-encoding in the URL');
   const body = error as { type?: string; status?: number; expose?: boolean; message?: string };
   if (body?.type === 'entity.too.large') return new HttpError(413, 'request_too_large', 'the request body is too large');
   if (body?.type === 'entity.parse.failed') return new HttpError(400, 'invalid_request_error', 'the body is not valid JSON');
