@@ -203,8 +203,8 @@ export class StoreRegistry {
     }
   }
 
-  private closeIdle(): void {
-    const now = Date.now();
+  /** Close the stores unused since `idleMs` before `now` (the idle timer calls this). */
+  closeIdle(now = Date.now()): void {
     for (const [id, entry] of this.entries) {
       if (entry.users === 0 && entry.store && now - entry.lastUsed >= this.idleMs) {
         this.entries.delete(id);
