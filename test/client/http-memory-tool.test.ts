@@ -4,6 +4,7 @@
  * `store.execute` answers on a local store given the same calls, and the remote store's commits are
  * checked with the git CLI.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
@@ -11,7 +12,7 @@ import { lastToolResults, ScriptedServer, ScriptStep } from '../../src/agent/scr
 import { createHttpMemoryTool, HttpMemoryToolError } from '../../src/client';
 import { MemoryStore } from '../../src/store/memory-store';
 import { expectRepository, gitReport, makeTempDir, QUIET, removeDir, toolUse } from '../store/git-helpers';
-import { ensureBuilt } from '../support/dist';
+import { ensureBuilt, REPO_ROOT } from '../support/dist';
 import { makeKey, spawnServer, SpawnedServer } from '../server/spawn-server';
 
 const base = makeTempDir('memgit-client-');
@@ -111,3 +112,22 @@ it('an error result throws the SDK ToolError with the exact text; a refused requ
   const unreachable = await down.run({ command: 'view', path: '/memories' }, { toolUse: { id: 'toolu_e3' } }).catch((e: Error) => e);
   expect((unreachable as Error).message).toMatch(/could not be reached .* may or may not have been applied/);
 });
+
+it('the package exports startServer, createKey and createHttpMemoryTool (ESM import of "memgit")', async () => {
+  const dir = path.join(base, 'library-root');
+  const source = `
+    import { startServer, createKey, createHttpMemoryTool } from 'memgit';
+    import pino from 'pino';
+    const server = await startServer({ root: ${JSON.stringify(dir)}, port: 0, logger: pino({ level: 'silent' }) });
+    const { key } = await createKey(${JSON.stringify(dir)}, { stores: ['lib-*'], scope: 'write' });
+    const tool = createHttpMemoryTool({ url: server.url, key, store: 'lib-1', session: 'sess_lib' });
+    const content = await tool.run({ command: 'create', path: '/memories/lib.md', file_text: 'x' }, { toolUse: { id: 'toolu_lib' } });
+    await server.close();
+    console.log(JSON.stringify({ content }));
+  `;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', source], { cwd: REPO_ROOT, encoding: 'utf8' });
+  expect(run.stderr).toBe('');
+  expect(run.status).toBe(0);
+  expect(JSON.parse(run.stdout)).toEqual({ content: 'File created successfully at: /memories/lib.md' });
+  expect(gitReport(path.join(dir, 'lib-1')).commits.map((c) => c.message)).toEqual(['memgit: initialise store\n', 'toolu_lib\n\nMemory-Command: create\nMemory-Path: /memories/lib.md\nMemory-Session: sess_lib\n']);
+}, 60_000);
