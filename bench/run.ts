@@ -5,6 +5,7 @@
  *   npm run bench -- --quick           smoke run: small stores, few repetitions (about a minute)
  *   npm run bench -- --sizes=0,1000,10000 --files=1000 --reps=20 --read-sizes=10000 --out=FILE
  *   MEMGIT_BENCH_SIZES=0,1000,10000 npm run bench   (the same as --sizes)
+ *   MEMGIT_BENCH_SERVER_STORES / _CLIENTS / _SECONDS (100 / 8 / 60; SECONDS=0 skips the server section)
  *
  * Write side: for each store size, the same cycle of calls (create, view, str_replace, insert, rename,
  * delete on a new file, and an insert into an existing file) through memgit's store.execute (durable:
