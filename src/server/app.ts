@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
-import { InvalidToolUseError, LockTimeoutError, StoreClosedError } from '../store/errors';
+import { InvalidToolUseError, LockTimeoutError, NotAStoreError, StoreClosedError } from '../store/errors';
 import type { MemoryStore } from '../store/memory-store';
 import { KeyInfo, keyMatchesStore, Scope } from '../stores/keys';
 import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry } from '../stores/registry';
@@ -73,6 +73,12 @@ export function createServerApp(options: ServerAppOptions): Express {
     next();
   };
   const limiter = perKeyRateLimit(options.rateLimitPerMinute ?? 1200);
+  /** Run the rate limiter inside a handler: false when it answered 429 itself. */
+  const withinLimit = (req: Request, res: Response) =>
+    new Promise<boolean>((resolve, reject) => {
+      res.once('finish', () => resolve(false));
+      void limiter(req, res, (error?: unknown) => (error ? reject(error) : resolve(true)));
+    });
   const authorized = (scope: Scope, basic = false): RequestHandler => async (req, _res, next) => {
     try {
       await authorizer.authorize(req, String(req.params.store), scope, { basic });
@@ -97,6 +103,7 @@ export function createServerApp(options: ServerAppOptions): Express {
 
   app.get('/api/v1/stores', async (req, res) => {
     const key = await authorizer.authenticate(req);
+    if (!(await withinLimit(req, res))) return;
     res.json({ stores: (await registry.list()).filter((id) => keyMatchesStore(key, id)) });
   });
 
@@ -116,6 +123,7 @@ export function createServerApp(options: ServerAppOptions): Express {
     app.get(/^\/api\/v1\/stores\/([^/]+)(\/.*)?$/, async (req, res) => {
       const id = decodeStoreParam(String(req.params[0]));
       await authorizer.authorize(req, id, 'read');
+      if (!(await withinLimit(req, res))) return;
       const rest = String(req.params[1] ?? '');
       await dispatch(req, res, id, `/api${rest === '/' ? '' : rest}`, null);
     });
@@ -141,6 +149,7 @@ export function createServerApp(options: ServerAppOptions): Express {
     app.all(/^\/stores\/([^/]+)(\/.*)?$/, async (req, res) => {
       const id = decodeStoreParam(String(req.params[0]));
       await authorizer.authorize(req, id, 'read', { basic: true });
+      if (!(await withinLimit(req, res))) return;
       const rest = String(req.params[1] ?? '');
       if (rest === '') return res.redirect(308, `/stores/${encodeURIComponent(id)}/`);
       await dispatch(req, res, id, rest, `/stores/${encodeURIComponent(id)}`);
@@ -149,6 +158,7 @@ export function createServerApp(options: ServerAppOptions): Express {
       if (req.method !== 'GET' && req.method !== 'HEAD') return next();
       if (req.path !== '/' && !req.path.startsWith('/static/')) return next();
       const key = await authorizer.authenticate(req, { basic: true });
+      if (!(await withinLimit(req, res))) return;
       ui.root(listFor(key))(req, res, next);
     });
   }
@@ -267,6 +277,7 @@ function toHttpError(error: unknown): HttpError | null {
   if (error instanceof QueueFullError) return new HttpError(503, 'overloaded_error', error.message, { 'Retry-After': String(error.retryAfterSeconds) });
   if (error instanceof RegistryClosedError || error instanceof StoreClosedError) return new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' });
   if (error instanceof LockTimeoutError) return new HttpError(503, 'overloaded_error', 'the store is busy (another process holds its write lock)', { 'Retry-After': '5' });
+  if (error instanceof NotAStoreError) return new HttpError(409, 'conflict_error', 'the folder of this store holds something that is not a memgit store; nothing was changed');
   if (error instanceof InvalidToolUseError) return new HttpError(400, 'invalid_request_error', error.message.replace(/^memgit: /, ''));
   if (error instanceof URIError) return new HttpError(400, 'invalid_request_error', 'malformed percent-encoding in the URL');
   const body = error as { type?: string; status?: number; expose?: boolean; message?: string };

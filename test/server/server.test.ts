@@ -252,6 +252,18 @@ describe('requests that are refused', () => {
   });
 });
 
+describe('a folder of the root that is not a store', () => {
+  it('is refused (409) and left untouched', async () => {
+    const junk = path.join(root, 'acme-junk');
+    fs.mkdirSync(junk);
+    fs.writeFileSync(path.join(junk, 'notes.txt'), 'mine');
+    const answer = await call('acme-junk', acme.key, 'toolu_j1', { command: 'create', path: '/memories/x.md', file_text: 'x' });
+    expect(answer.status).toBe(409);
+    expect(JSON.parse(answer.text).error.type).toBe('conflict_error');
+    expect(fs.readdirSync(junk)).toEqual(['notes.txt']);
+  });
+});
+
 describe('operations', () => {
   it('healthz, and one log line per request with request id, store, key id, status and time — never the key', async () => {
     const health = await fetch(`${server.url}/healthz`);
@@ -305,6 +317,29 @@ describe('a server of its own', () => {
       removeDir(dir);
     }
   });
+
+  it('a full store queue answers 503 with Retry-After; every 200 is committed', async () => {
+    const dir = makeTempDir('memgit-server-queue-');
+    const key = makeKey(dir, 'q-*', 'write');
+    const own = await spawnServer(dir, ['--max-queue', '1']);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => postToolCall(own.url, 'q-1', key.key, { tool_use: toolUse(`toolu_q${i}`, { command: 'create', path: `/memories/q${i}.md`, file_text: 'q' }), session: 's' })),
+      );
+      for (const answer of answers) {
+        expect([200, 503]).toContain(answer.status);
+        if (answer.status === 503) {
+          expect(answer.headers.get('retry-after')).toBe('1');
+          expect(JSON.parse(answer.text).error.type).toBe('overloaded_error');
+        }
+      }
+      const committed = answers.filter((a) => a.status === 200).map((a) => parsed(a.text).commit);
+      expect(gitReport(path.join(dir, 'q-1')).commits.slice(1).map((c) => c.oid).sort()).toEqual([...committed].sort());
+    } finally {
+      expect(await own.stop()).toBe(0);
+      removeDir(dir);
+    }
+  }, 60_000);
 
   it('SIGTERM finishes the calls in flight: every acknowledged call is in history, fsck is clean', async () => {
     const dir = makeTempDir('memgit-server-term-');
