@@ -303,6 +303,52 @@ describe('operations', () => {
   });
 });
 
+describe('rollback in the UI of one store', () => {
+  it('operator login, CSRF and the confirmation page work under /stores/{id}/', async () => {
+    const token = /operator token for rollbacks .*: (\S+)/.exec(server.stderr())![1];
+    const basic = `Basic ${Buffer.from(`me:${reader.key}`).toString('base64')}`;
+    const jar = new Map<string, string>();
+    const request = async (urlPath: string, init: { method?: string; form?: Record<string, string> } = {}) => {
+      const response = await fetch(`${server.url}${urlPath}`, {
+        method: init.method ?? 'GET',
+        redirect: 'manual',
+        headers: {
+          authorization: basic,
+          origin: server.url,
+          cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '),
+          ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        body: init.form ? new URLSearchParams(init.form).toString() : undefined,
+      });
+      for (const cookie of response.headers.getSetCookie()) {
+        const [pair] = cookie.split(';');
+        const eq = pair.indexOf('=');
+        jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+      }
+      return { status: response.status, location: response.headers.get('location'), text: await response.text() };
+    };
+    const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)![1];
+    const target = '/rollback/revert?ref=toolu_h08';
+    const login = await request(`/stores/acme-1/login?next=${encodeURIComponent(target)}`);
+    expect(login.status).toBe(200);
+    expect(login.text).toContain('action="/stores/acme-1/login"');
+    const loggedIn = await request('/stores/acme-1/login', { method: 'POST', form: { _csrf: csrfOf(login.text), next: target, operator: 'ci', token } });
+    expect(loggedIn.status).toBe(303);
+    expect(loggedIn.location).toBe(`/stores/acme-1${target}`);
+    const confirm = await request(loggedIn.location!);
+    expect(confirm.status).toBe(200);
+    const action = /<form class="op-form" method="post" action="([^"]+)"/.exec(confirm.text)![1];
+    expect(action.startsWith('/stores/acme-1/rollback/revert')).toBe(true);
+    const hidden = Object.fromEntries([...confirm.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2].replace(/&amp;/g, '&')]));
+    const done = await request(action.replace(/&amp;/g, '&'), { method: 'POST', form: { ...hidden, reason: 'ui test' } });
+    expect(done.status).toBe(303);
+    const commit = /^\/stores\/acme-1\/commits\/([0-9a-f]{40})$/.exec(done.location!)![1];
+    const report = gitReport(path.join(root, 'acme-1'));
+    expect(report.commits.at(-1)!.oid).toBe(commit);
+    expect(report.commits.at(-1)!.trailers).toContain('Memory-Actor: operator:ci');
+  });
+});
+
 describe('a server of its own', () => {
   it('limits requests per key (429 with Retry-After)', async () => {
     const dir = makeTempDir('memgit-server-rate-');
