@@ -10,8 +10,8 @@ export function registerKeys(program: Command): void {
     .command('keys')
     .summary('make, list and revoke the API keys of a memgit server root')
     .description(
-      'API keys for `memgit server`. A key is printed once, when it is made; the root keeps only its hash\n' +
-        '(in <root>/.memgit/keys.json, mode 0600). Scopes nest: read (history through the JSON API) <\n' +
+      'API keys for `memgit server`. A key is printed once, when it is made; the root keeps only its hash ' +
+        '(in <root>/.memgit/keys.json, mode 0600). Scopes nest: read (history through the JSON API) < ' +
         'write (also the memory tool) < operator (also rollbacks). A running server sees changes at once.',
     );
   const rootOption = () => new Option('--root <dir>', 'the server root holding the stores').default(DEFAULT_ROOT);

@@ -24,14 +24,17 @@ export function registerServer(program: Command): void {
     .command('server')
     .summary('serve many stores over HTTP: the memory tool API, the JSON read API and the audit UI')
     .description(
-      'One service for every store under --root (one subfolder each, created by its first memory call when\n' +
-        'the key allows it). Clients authenticate with keys from `memgit keys create`:\n' +
-        '  POST /api/v1/stores/{store}/tool-calls   {"tool_use": {...}, "session": "..."}   (write keys)\n' +
-        '  GET  /api/v1/stores/{store}/commits, /sessions, /files/...                     (read keys)\n' +
-        '  POST /api/v1/stores/{store}/rollback/{revert|restore|session|reset}            (operator keys)\n' +
-        '  GET  /healthz\n' +
-        'The audit UI lists the stores at / (the browser asks for a key as the password) and shows each one\n' +
-        'under /stores/{store}/. One JSON log line per request on stdout. SIGTERM stops gracefully.',
+      'One service for every store under --root (one subfolder each, created by its first memory call when the key allows it). ' +
+        'Clients authenticate with keys from `memgit keys create`. The audit UI lists the stores at / (the browser asks for a key as ' +
+        'the password) and shows each one under /stores/{store}/. One JSON log line per request on stdout; SIGTERM stops gracefully.',
+    )
+    .addHelpText(
+      'after',
+      '\nEndpoints:\n' +
+        '  POST /api/v1/stores/{store}/tool-calls  {"tool_use": {...}, "session": "..."}  (write keys)\n' +
+        '  GET  /api/v1/stores/{store}/commits, /sessions, /files/...                    (read keys)\n' +
+        '  POST /api/v1/stores/{store}/rollback/{revert|restore|session|reset}           (operator keys)\n' +
+        '  GET  /healthz',
     )
     .option('--root <dir>', 'the folder holding the stores', DEFAULT_ROOT)
     .option('--host <host>', 'interface to bind', '127.0.0.1')
@@ -41,7 +44,7 @@ export function registerServer(program: Command): void {
     .option('--idle-seconds <n>', 'close a store unused for this long', positiveInteger, 60)
     .option('--max-queue <n>', 'calls in flight per store before answering 503', positiveInteger, 64)
     .option('--rate-limit <n>', 'requests per key per minute (0 = unlimited)', nonNegativeInteger, 1200)
-    .option('--body-limit <size>', 'largest request body', '8mb')
+    .option('--body-limit <size>', 'largest request body (e.g. 512kb, 8mb)', parseSize, '8mb')
     .action(async (options: ServerCliOptions) => {
       await runServer(options);
     });
@@ -117,6 +120,11 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected an integer from 0 to 65535');
   return port;
+}
+
+function parseSize(value: string): string {
+  if (!/^[1-9]\d*(b|kb|mb)?$/i.test(value.trim())) throw new InvalidArgumentError('expected a size such as 512kb or 8mb');
+  return value.trim().toLowerCase();
 }
 
 function nonNegativeInteger(value: string): number {
