@@ -130,8 +130,8 @@ export function createServerApp(options: ServerAppOptions): Express {
 
     // Rollbacks: POST /api/v1/stores/{id}/rollback/{revert|restore|session|reset}, as the operator key.
     app.post('/api/v1/stores/:store/rollback/:kind', authorized('operator'), limiter, jsonOnly, express.json({ limit: '16kb', type: () => true }), async (req, res) => {
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      if (typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object');
+      const body = req.body as Record<string, unknown>;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object');
       // The commit names the key that asked for it; the UI's rollback API trusts the server's own token.
       body.operator = `key:${req.memgitKey!.id}`;
       req.headers.authorization = `Bearer ${ui.operatorToken}`;
