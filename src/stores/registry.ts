@@ -16,7 +16,7 @@ import { isValidStoreId, storeDir } from './store-id';
 
 export interface RegistryOptions {
   root: string;
-  /** Most stores kept open at once (default 64). Busy stores are never closed, so this can be exceeded briefly. */
+  /** Most stores kept open at once (default 256). Busy stores are never closed, so this can be exceeded briefly. */
   maxOpen?: number;
   /** A store unused for this long is closed (ms, default 60,000). */
   idleMs?: number;
@@ -86,7 +86,7 @@ export class StoreRegistry {
 
   constructor(options: RegistryOptions) {
     this.root = path.resolve(options.root);
-    this.maxOpen = positive(options.maxOpen ?? 64, 'maxOpen');
+    this.maxOpen = positive(options.maxOpen ?? 256, 'maxOpen');
     this.idleMs = positive(options.idleMs ?? 60_000, 'idleMs');
     this.maxQueue = positive(options.maxQueue ?? 64, 'maxQueue');
     this.storeOptions = options.storeOptions ?? {};

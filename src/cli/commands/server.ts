@@ -40,7 +40,7 @@ export function registerServer(program: Command): void {
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, 8080)
     .option('--allowed-host <name>', 'a host name the UI answers to besides loopback and --host (behind a reverse proxy); repeatable', collect, [])
-    .option('--max-open-stores <n>', 'stores kept open at once (least recently used are closed)', positiveInteger, 64)
+    .option('--max-open-stores <n>', 'stores kept open at once (least recently used are closed)', positiveInteger, 256)
     .option('--idle-seconds <n>', 'close a store unused for this long', positiveInteger, 60)
     .option('--max-queue <n>', 'calls in flight per store before answering 503', positiveInteger, 64)
     .option('--rate-limit <n>', 'requests per key per minute (0 = unlimited)', nonNegativeInteger, 1200)
