@@ -5,6 +5,7 @@
  *   npm run bench -- --quick           smoke run: small stores, few repetitions (about a minute)
  *   npm run bench -- --sizes=0,1000,10000 --files=1000 --reps=20 --read-sizes=10000 --out=FILE
  *   MEMGIT_BENCH_SIZES=0,1000,10000 npm run bench   (the same as --sizes)
+ *   MEMGIT_BENCH_SERVER_STORES / _CLIENTS / _SECONDS (100 / 8 / 60; SECONDS=0 skips the server section)
  *
  * Write side: for each store size, the same cycle of calls (create, view, str_replace, insert, rename,
  * delete on a new file, and an insert into an existing file) through memgit's store.execute (durable:
@@ -29,6 +30,7 @@ import { filePage, revisionsOf } from '../src/web/services/files';
 import { treePage } from '../src/web/services/tree';
 import { ensureStore, factOf, filePath, HOT_FILE, sessionOf, TOPICS } from './generate';
 import { cell, mb, ms, now, summarise, Summary, table, timed } from './stats';
+import { benchServer, killUnderLoad, renderServerSection } from './server';
 
 interface Options {
   sizes: number[];
@@ -471,7 +473,14 @@ async function main(): Promise<void> {
     disk.push(result);
     log(`  ${mb(result.before)} -> ${mb(result.after)} (gc ${ms(result.gcMs)})`);
   }
-  const report = render(opts, writes, flat, reads, disk, (now() - started) / 1000);
+  // Server: many stores over HTTP, then a kill -9 under the same load (bench/server.ts).
+  const serverOpts = {
+    stores: Number(process.env.MEMGIT_BENCH_SERVER_STORES ?? (opts.quick ? 10 : 100)),
+    clients: Number(process.env.MEMGIT_BENCH_SERVER_CLIENTS ?? (opts.quick ? 4 : 8)),
+    seconds: Number(process.env.MEMGIT_BENCH_SERVER_SECONDS ?? (opts.quick ? 5 : 60)),
+  };
+  const serverSection = serverOpts.seconds > 0 ? renderServerSection(await benchServer(serverOpts, log), await killUnderLoad(serverOpts, log)) : '';
+  const report = render(opts, writes, flat, reads, disk, (now() - started) / 1000) + (serverSection ? `\n${serverSection}` : '');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);

@@ -26,3 +26,14 @@ export type { RollbackOptions, RollbackOutcome, RollbackOperation, RollbackConfl
 export { newSessionId } from './store/session-id';
 export { runCommand } from './contract';
 export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './contract/types';
+export { createHttpMemoryTool, httpToolCaller, HttpMemoryToolError } from './client';
+export type { HttpMemoryToolOptions, HttpToolCallAnswer } from './client';
+export type { StartServerOptions, RunningMemgitServer } from './server';
+import type { StartServerOptions, RunningMemgitServer } from './server';
+
+/** Start `memgit server` on a root (src/server): loaded on first use, so `import 'memgit'` stays light. */
+export function startServer(options: StartServerOptions): Promise<RunningMemgitServer> {
+  return (require('./server/server') as typeof import('./server/server')).startServer(options);
+}
+export { StoreRegistry, StoreNotFoundError, QueueFullError, createKey, listKeys, revokeKey, isValidStoreId } from './stores';
+export type { RegistryOptions, StoreSummary, Scope, KeyInfo } from './stores';

@@ -13,6 +13,8 @@ import { registerRollbackSession } from './commands/rollback-session';
 import { registerReset } from './commands/reset';
 import { registerGc } from './commands/gc';
 import { registerMcp } from './commands/mcp';
+import { registerServer } from './commands/server';
+import { registerKeys } from './commands/keys';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -39,6 +41,8 @@ export function buildProgram(): Command {
   registerReset(program);
   registerGc(program);
   registerMcp(program);
+  registerServer(program);
+  registerKeys(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +

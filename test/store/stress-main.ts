@@ -1,9 +1,11 @@
 /**
  * `npm run stress`: the long fault-injection run (200 kills of a writer, 20 of them while it creates a
- * brand-new store), printing progress and the tally. Exits non-zero on any failure.
+ * brand-new store), then a kill -9 of `memgit server` under load (MEMGIT_STRESS_SERVER=0 skips it), printing
+ * progress and the tally. Exits non-zero on any failure.
  *
  * Usage: node dist/test/store/stress-main.js [kills] [initKills] [seed]
  */
+import { killUnderLoad } from '../../bench/server';
 import { runCrashCampaign } from './crash-harness';
 
 async function main(): Promise<void> {
@@ -17,6 +19,12 @@ async function main(): Promise<void> {
   });
   const { failures, ...figures } = tally;
   process.stdout.write(`\nseed ${seed}, ${((Date.now() - started) / 1000).toFixed(1)} s\n${JSON.stringify(figures, null, 2)}\n`);
+  // memgit server killed -9 under load (bench/server.ts): acknowledged calls in history, fsck, retries.
+  if (process.env.MEMGIT_STRESS_SERVER !== '0') {
+    const kill = await killUnderLoad({ stores: 20, clients: 8, seconds: 20 }, (line) => process.stdout.write(`${line}\n`));
+    process.stdout.write(`server kill -9: ${JSON.stringify(kill)}\n`);
+    if (kill.missing || kill.fsckFailures || kill.retriesDiffering) failures.push(`server kill -9: ${JSON.stringify(kill)}`);
+  }
   if (failures.length) {
     process.stdout.write(`\n${failures.length} failure(s):\n${failures.join('\n')}\n`);
     process.exit(1);

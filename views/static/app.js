@@ -25,7 +25,9 @@
       var search = document.getElementById('top-q');
       if (search) { event.preventDefault(); search.focus(); search.select(); }
     } else if (pendingG && Object.prototype.hasOwnProperty.call(targets, event.key)) {
-      window.location.assign(targets[event.key]);
+      // Under `memgit server` every store's pages live below /stores/{id}.
+      var mount = /^\/stores\/[^/]+/.exec(window.location.pathname);
+      window.location.assign((mount ? mount[0] : '') + targets[event.key]);
     }
     pendingG = event.key === 'g';
   });

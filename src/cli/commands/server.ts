@@ -1,0 +1,136 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import type { RequestHandler } from 'express';
+import type { StoreUi } from '../../server/app';
+import { fail, positiveInteger } from '../options';
+
+export const DEFAULT_ROOT = 'memories-repo';
+
+interface ServerCliOptions {
+  root: string;
+  host: string;
+  port: number;
+  allowedHost: string[];
+  maxOpenStores: number;
+  idleSeconds: number;
+  maxQueue: number;
+  rateLimit: number;
+  bodyLimit: string;
+}
+
+export function registerServer(program: Command): void {
+  program
+    .command('server')
+    .summary('serve many stores over HTTP: the memory tool API, the JSON read API and the audit UI')
+    .description(
+      'One service for every store under --root (one subfolder each, created by its first memory call when the key allows it). ' +
+        'Clients authenticate with keys from `memgit keys create`. The audit UI lists the stores at / (the browser asks for a key as ' +
+        'the password) and shows each one under /stores/{store}/. One JSON log line per request on stdout; SIGTERM stops gracefully.',
+    )
+    .addHelpText(
+      'after',
+      '\nEndpoints:\n' +
+        '  POST /api/v1/stores/{store}/tool-calls  {"tool_use": {...}, "session": "..."}  (write keys)\n' +
+        '  GET  /api/v1/stores/{store}/commits, /sessions, /files/...                    (read keys)\n' +
+        '  POST /api/v1/stores/{store}/rollback/{revert|restore|session|reset}           (operator keys)\n' +
+        '  GET  /healthz',
+    )
+    .option('--root <dir>', 'the folder holding the stores', DEFAULT_ROOT)
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, 8080)
+    .option('--allowed-host <name>', 'a host name the UI answers to besides loopback and --host (behind a reverse proxy); repeatable', collect, [])
+    .option('--max-open-stores <n>', 'stores kept open at once (least recently used are closed)', positiveInteger, 256)
+    .option('--idle-seconds <n>', 'close a store unused for this long', positiveInteger, 60)
+    .option('--max-queue <n>', 'calls in flight per store before answering 503', positiveInteger, 64)
+    .option('--rate-limit <n>', 'requests per key per minute (0 = unlimited)', nonNegativeInteger, 1200)
+    .option('--body-limit <size>', 'largest request body (e.g. 512kb, 8mb)', parseSize, '8mb')
+    .action(async (options: ServerCliOptions) => {
+      await runServer(options);
+    });
+}
+
+async function runServer(options: ServerCliOptions): Promise<void> {
+  const root = path.resolve(options.root);
+  if (fs.existsSync(path.join(root, '.git'))) {
+    fail(`${root} is a single store, not a server root; serve it with \`memgit serve --repo ${options.root}\` or pick another --root`);
+  }
+  const { startServer } = require('../../server/server') as typeof import('../../server/server');
+  const { MIN_TOKEN_LENGTH, newOperatorToken } = require('../../web/auth') as typeof import('../../web/auth');
+  const fromEnv = process.env.MEMGIT_TOKEN;
+  if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH) fail(`MEMGIT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`);
+  const token = fromEnv ?? newOperatorToken();
+  const ui = storeUi(token, [options.host, ...options.allowedHost]);
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({
+      root,
+      host: options.host,
+      port: options.port,
+      ui,
+      bodyLimit: options.bodyLimit,
+      rateLimitPerMinute: options.rateLimit,
+      stores: { maxOpen: options.maxOpenStores, idleMs: options.idleSeconds * 1000, maxQueue: options.maxQueue },
+    });
+  } catch (error) {
+    fail(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`);
+  }
+  process.stderr.write(`memgit: server for the stores in ${root} at ${server.url}/ (SIGTERM or Ctrl-C to stop)\n`);
+  if (fromEnv === undefined) process.stderr.write(`memgit: operator token for rollbacks in the UI (log in at ${server.url}/stores/<store>/login): ${token}\n`);
+  const stop = (signal: string) => {
+    process.stderr.write(`memgit: ${signal}: finishing the calls in flight, then closing the stores\n`);
+    server.close().then(
+      () => process.exit(0),
+      (error: Error) => {
+        process.stderr.write(`memgit: error while stopping: ${error.message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** The web audit UI, composed per store (the server edge itself never imports the web edge). */
+function storeUi(token: string, allowedHosts: string[]): StoreUi {
+  const express = require('express') as typeof import('express');
+  const { createApp, createViews, findViewsDir } = require('../../web/app') as typeof import('../../web/app');
+  const { rollbackRoutes } = require('../../web/routes/rollback') as typeof import('../../web/routes/rollback');
+  const { hostCheck, securityHeaders } = require('../../web/security') as typeof import('../../web/security');
+  // One rollback module for every store: one operator login (cookie) is valid across the stores.
+  const rollback = rollbackRoutes({ token });
+  const viewsDir = findViewsDir();
+  const views = createViews(viewsDir);
+  const rootApp = express();
+  rootApp.disable('x-powered-by');
+  rootApp.use(hostCheck(allowedHosts), securityHeaders());
+  rootApp.use('/static', express.static(path.join(viewsDir, 'static'), { maxAge: '1h', index: false }));
+  return {
+    operatorToken: token,
+    forStore: (store) => createApp({ store, allowedHosts, routes: [rollback] }) as unknown as RequestHandler,
+    root: (stores) => async (req, res, next) => {
+      if (req.path !== '/') return rootApp(req, res, next);
+      const list = await stores();
+      rootApp(req, res, () => res.type('html').send(views.render('pages/stores.njk', { stores: list })));
+    },
+  };
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected an integer from 0 to 65535');
+  return port;
+}
+
+function parseSize(value: string): string {
+  if (!/^[1-9]\d*(b|kb|mb)?$/i.test(value.trim())) throw new InvalidArgumentError('expected a size such as 512kb or 8mb');
+  return value.trim().toLowerCase();
+}
+
+function nonNegativeInteger(value: string): number {
+  return value.trim() === '0' ? 0 : positiveInteger(value);
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

@@ -1,0 +1,288 @@
+import { randomUUID } from 'node:crypto';
+import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import type { Logger } from 'pino';
+import { InvalidToolUseError, LockTimeoutError, NotAStoreError, StoreClosedError } from '../store/errors';
+import type { MemoryStore } from '../store/memory-store';
+import { KeyInfo, keyMatchesStore, Scope } from '../stores/keys';
+import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry } from '../stores/registry';
+import { InvalidStoreIdError } from '../stores/store-id';
+import { Authorizer } from './auth';
+import { HttpError, notFoundStore, sendError } from './errors';
+
+/**
+ * The HTTP edge of a server root: the memory tool over HTTP (`write`), history through the JSON read API
+ * (`read`), rollbacks (`operator`), and — when the caller composes one in — the audit UI across stores.
+ * Every store route passes through Authorizer.authorize; every request gets one log line.
+ */
+
+/**
+ * The audit UI and JSON read model of one store, composed in by the caller (the CLI mounts the web UI):
+ * a handler that serves the UI's paths (`/`, `/commits`, `/api/commits`, `/api/rollback/...`) for an
+ * open store. The server strips `/stores/{id}` (or maps `/api/v1/stores/{id}/...` to `/api/...`) first.
+ */
+export interface StoreUi {
+  /** The handler for one open store (called once per store while it stays open). */
+  forStore: (store: MemoryStore, storeId: string) => RequestHandler;
+  /** The page listing stores at `/` (and its assets under `/static`). */
+  root: (stores: () => Promise<StoreListing>) => RequestHandler;
+  /** A secret the server presents to the store UI's rollback API after it has checked an operator key. */
+  operatorToken: string;
+}
+
+export type StoreListing = Array<import('../stores/registry').StoreSummary>;
+
+export interface ServerAppOptions {
+  registry: StoreRegistry;
+  authorizer: Authorizer;
+  logger: Logger;
+  /** Largest request body (default '8mb': a 1 MiB memory file can take ~6 MiB as escaped JSON). */
+  bodyLimit?: string;
+  /** Requests per key per minute (default 1200; 0 = no limit). */
+  rateLimitPerMinute?: number;
+  ui?: StoreUi;
+  /** Extra routes (e.g. MCP), mounted after the built-in ones and before the 404 handler. */
+  mount?: (app: Express, tools: { authorizer: Authorizer; registry: StoreRegistry }) => void;
+  /** True once the server is shutting down: new requests get 503. */
+  draining?: () => boolean;
+}
+
+const TOOL_CALL_FIELDS = new Set(['tool_use', 'session']);
+
+export function createServerApp(options: ServerAppOptions): Express {
+  const { registry, authorizer, logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.set('trust proxy', false);
+
+  app.use(requestLog(logger));
+  app.use((req, res, next) => {
+    if (!options.draining?.()) return next();
+    res.setHeader('Connection', 'close');
+    sendError(res, new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' }));
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', openStores: registry.openCount });
+  });
+
+  const json = express.json({ limit: options.bodyLimit ?? '8mb', strict: true, type: () => true });
+  const jsonOnly: RequestHandler = (req, _res, next) => {
+    if (!req.is('application/json')) return next(new HttpError(415, 'invalid_request_error', 'send the body as Content-Type: application/json'));
+    next();
+  };
+  const limiter = perKeyRateLimit(options.rateLimitPerMinute ?? 1200);
+  /** Run the rate limiter inside a handler: false when it answered 429 itself. */
+  const withinLimit = (req: Request, res: Response) =>
+    new Promise<boolean>((resolve, reject) => {
+      res.once('finish', () => resolve(false));
+      void limiter(req, res, (error?: unknown) => (error ? reject(error) : resolve(true)));
+    });
+  const authorized = (scope: Scope, basic = false): RequestHandler => async (req, _res, next) => {
+    try {
+      await authorizer.authorize(req, String(req.params.store), scope, { basic });
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+
+  app.post('/api/v1/stores/:store/tool-calls', authorized('write'), limiter, jsonOnly, json, async (req, res) => {
+    const body = req.body as unknown;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object {"tool_use": {...}, "session": "..."}');
+    const extra = Object.keys(body).filter((k) => !TOOL_CALL_FIELDS.has(k));
+    if (extra.length > 0) throw new HttpError(400, 'invalid_request_error', `unknown field ${JSON.stringify(extra[0].slice(0, 64))}; the body is {"tool_use": {...}, "session": "..."}`);
+    const { tool_use: toolUse, session } = body as { tool_use?: unknown; session?: unknown };
+    if (toolUse === undefined) throw new HttpError(400, 'invalid_request_error', 'tool_use is required: the Messages API tool_use block');
+    if (typeof session !== 'string') throw new HttpError(400, 'invalid_request_error', 'session is required: a string such as "sess_20261202T140312_k3f9"');
+    const key = req.memgitKey!;
+    const report = await registry.use(String(req.params.store), { create: key.create }, (store) => store.executeWithReport(toolUse, { session }));
+    res.json({ tool_result: report.result, commit: report.commit ?? null });
+  });
+
+  app.get('/api/v1/stores', async (req, res) => {
+    const key = await authorizer.authenticate(req);
+    if (!(await withinLimit(req, res))) return;
+    res.json({ stores: (await registry.list()).filter((id) => keyMatchesStore(key, id)) });
+  });
+
+  if (options.ui) {
+    const ui = options.ui;
+    const handlers = new WeakMap<MemoryStore, RequestHandler>();
+    const handlerOf = (store: MemoryStore, id: string) => {
+      let handler = handlers.get(store);
+      if (!handler) handlers.set(store, (handler = ui.forStore(store, id)));
+      return handler;
+    };
+    /** Serve `path` of store `id`'s UI app while the store is held open by the registry. */
+    const dispatch = (req: Request, res: Response, id: string, innerPath: string, prefix: string | null) =>
+      registry.use(id, { create: false }, (store) => runInner(handlerOf(store, id), req, res, innerPath, prefix));
+
+    // Read API: GET /api/v1/stores/{id}[/commits|/sessions|/files/...] is the store UI's JSON twin.
+    app.get(/^\/api\/v1\/stores\/([^/]+)(\/.*)?$/, async (req, res) => {
+      const id = decodeStoreParam(String(req.params[0]));
+      await authorizer.authorize(req, id, 'read');
+      if (!(await withinLimit(req, res))) return;
+      const rest = String(req.params[1] ?? '');
+      await dispatch(req, res, id, `/api${rest === '/' ? '' : rest}`, null);
+    });
+
+    // Rollbacks: POST /api/v1/stores/{id}/rollback/{revert|restore|session|reset}, as the operator key.
+    app.post('/api/v1/stores/:store/rollback/:kind', authorized('operator'), limiter, jsonOnly, express.json({ limit: '16kb', type: () => true }), async (req, res) => {
+      const body = req.body as Record<string, unknown>;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object');
+      // The commit names the key that asked for it; the UI's rollback API trusts the server's own token.
+      body.operator = `key:${req.memgitKey!.id}`;
+      req.headers.authorization = `Bearer ${ui.operatorToken}`;
+      delete req.headers.cookie;
+      await dispatch(req, res, String(req.params.store), `/api/rollback/${encodeURIComponent(String(req.params.kind))}`, null);
+    });
+
+    // The audit UI: the store list at /, each store's pages under /stores/{id}/ (Basic auth with a key).
+    const listFor = (key: KeyInfo) => async () => {
+      const ids = (await registry.list()).filter((id) => keyMatchesStore(key, id));
+      const summaries = [];
+      for (const id of ids) summaries.push(await registry.describe(id));
+      return summaries;
+    };
+    app.all(/^\/stores\/([^/]+)(\/.*)?$/, async (req, res) => {
+      const id = decodeStoreParam(String(req.params[0]));
+      await authorizer.authorize(req, id, 'read', { basic: true });
+      if (!(await withinLimit(req, res))) return;
+      const rest = String(req.params[1] ?? '');
+      if (rest === '') return res.redirect(308, `/stores/${encodeURIComponent(id)}/`);
+      await dispatch(req, res, id, rest, `/stores/${encodeURIComponent(id)}`);
+    });
+    app.use(async (req, res, next) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+      if (req.path !== '/' && !req.path.startsWith('/static/')) return next();
+      const key = await authorizer.authenticate(req, { basic: true });
+      if (!(await withinLimit(req, res))) return;
+      ui.root(listFor(key))(req, res, next);
+    });
+  }
+
+  options.mount?.(app, { authorizer, registry });
+
+  app.use((req, _res, next) => next(new HttpError(404, 'not_found_error', `nothing at ${req.method} ${req.path.slice(0, 200)}`)));
+  app.use(errorHandler(logger));
+  return app;
+}
+
+/** Store ids in the URL are percent-decoded once; a decoding error is a bad id, not a crash. */
+function decodeStoreParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(400, 'invalid_request_error', 'invalid store id: malformed percent-encoding');
+  }
+}
+
+/**
+ * Run an inner app on a rewritten path and wait until the response is done (the store stays held open
+ * meanwhile). With `prefix`, HTML links and redirects of the inner app are moved under the prefix.
+ */
+function runInner(handler: RequestHandler, req: Request, res: Response, innerPath: string, prefix: string | null): Promise<void> {
+  const query = innerPath.includes('?') ? '' : req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
+  req.url = `${innerPath}${query}`;
+  req.originalUrl = req.url;
+  if (prefix) prefixOutput(res, prefix);
+  return new Promise<void>((resolve, reject) => {
+    res.once('finish', () => resolve());
+    res.once('close', () => resolve());
+    handler(req, res, (error?: unknown) => (error ? reject(error) : reject(new HttpError(404, 'not_found_error', 'nothing here'))));
+  });
+}
+
+/**
+ * The UI writes root-relative links (`href="/commits"`); under /stores/{id} they must gain the prefix.
+ * Stored data cannot forge an attribute here: the templates autoescape every quote in stored text.
+ */
+function prefixOutput(res: Response, prefix: string): void {
+  const send = res.send.bind(res);
+  res.send = ((body?: unknown) => {
+    const type = String(res.getHeader('Content-Type') ?? '');
+    if (typeof body === 'string' && type.startsWith('text/html')) {
+      body = body.replace(/(\s(?:href|src|action)=")\/(?!\/)/g, `$1${prefix}/`);
+    }
+    return send(body);
+  }) as Response['send'];
+  const setHeader = res.setHeader.bind(res);
+  res.setHeader = ((name: string, value: number | string | readonly string[]) => {
+    if (name.toLowerCase() === 'location' && typeof value === 'string' && value.startsWith('/') && !value.startsWith('//')) value = `${prefix}${value}`;
+    return setHeader(name, value);
+  }) as Response['setHeader'];
+}
+
+function perKeyRateLimit(perMinute: number): RequestHandler {
+  if (perMinute === 0) return (_req, _res, next) => next();
+  return rateLimit({
+    windowMs: 60_000,
+    limit: perMinute,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    keyGenerator: (req) => `key:${req.memgitKey?.id ?? 'none'}`,
+    handler: (_req, res, _next, used) => {
+      res.setHeader('Retry-After', String(Math.ceil(used.windowMs / 1000)));
+      sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key`));
+    },
+  });
+}
+
+function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    const id = randomUUID();
+    res.setHeader('X-Request-Id', id);
+    res.once('finish', () => {
+      logger.info({
+        req_id: id,
+        method: req.method,
+        // The path as it arrived, before any inner rewrite; the query may carry search text: not logged.
+        path: (req as Request & { memgitPath?: string }).memgitPath,
+        store: req.memgitStore ?? null,
+        key_id: req.memgitKey?.id ?? null,
+        status: res.statusCode,
+        ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+      });
+    });
+    (req as Request & { memgitPath?: string }).memgitPath = req.path.slice(0, 300);
+    next();
+  };
+}
+
+function errorHandler(logger: Logger) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const known = toHttpError(error);
+    if (!known) {
+      logger.error({ err: error, path: req.path.slice(0, 300), store: req.memgitStore ?? null }, 'internal error');
+      return sendError(res, new HttpError(500, 'api_error', 'internal error; nothing about it is sent to clients, see the server log'));
+    }
+    if (known.status === 404 && req.memgitStore && known.type === 'not_found_error' && error instanceof StoreNotFoundError) {
+      return sendError(res, notFoundStore(req.memgitStore));
+    }
+    sendError(res, known);
+  };
+}
+
+function toHttpError(error: unknown): HttpError | null {
+  if (error instanceof HttpError) return error;
+  if (error instanceof StoreNotFoundError) return notFoundStore(error.storeId);
+  if (error instanceof InvalidStoreIdError) return new HttpError(400, 'invalid_request_error', error.message);
+  if (error instanceof QueueFullError) return new HttpError(503, 'overloaded_error', error.message, { 'Retry-After': String(error.retryAfterSeconds) });
+  if (error instanceof RegistryClosedError || error instanceof StoreClosedError) return new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' });
+  if (error instanceof LockTimeoutError) return new HttpError(503, 'overloaded_error', 'the store is busy (another process holds its write lock)', { 'Retry-After': '5' });
+  if (error instanceof NotAStoreError) return new HttpError(409, 'conflict_error', 'the folder of this store holds something that is not a memgit store; nothing was changed');
+  if (error instanceof InvalidToolUseError) return new HttpError(400, 'invalid_request_error', error.message.replace(/^memgit: /, ''));
+  if (error instanceof URIError) return new HttpError(400, 'invalid_request_error', 'malformed percent-encoding in the URL');
+  const body = error as { type?: string; status?: number; expose?: boolean; message?: string };
+  if (body?.type === 'entity.too.large') return new HttpError(413, 'request_too_large', 'the request body is too large');
+  if (body?.type === 'entity.parse.failed') return new HttpError(400, 'invalid_request_error', 'the body is not valid JSON');
+  if (typeof body?.status === 'number' && body.status >= 400 && body.status < 500 && body.expose) return new HttpError(body.status, 'invalid_request_error', String(body.message));
+  return null;
+}

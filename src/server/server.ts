@@ -1,0 +1,69 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino, { Logger } from 'pino';
+import { KeyRing } from '../stores/keys';
+import { RegistryOptions, StoreRegistry } from '../stores/registry';
+import { createServerApp, ServerAppOptions } from './app';
+import { Authorizer } from './auth';
+
+export interface StartServerOptions extends Omit<ServerAppOptions, 'registry' | 'authorizer' | 'logger' | 'draining'> {
+  /** The folder holding the stores (one subfolder each) and `.memgit/keys.json`. */
+  root: string;
+  /** Interface to bind (default 127.0.0.1). */
+  host?: string;
+  /** Port (default 8080; 0 picks a free one). */
+  port?: number;
+  /** Bounds of the open-store LRU and of each store's queue. */
+  stores?: Omit<RegistryOptions, 'root'>;
+  /** Where the request log goes (default: pino, JSON lines on stdout). */
+  logger?: Logger;
+}
+
+export interface RunningMemgitServer {
+  url: string;
+  host: string;
+  port: number;
+  registry: StoreRegistry;
+  logger: Logger;
+  /**
+   * Graceful stop: refuse new requests (503), let the calls in flight finish, close idle connections,
+   * then close every store. Resolves when all is closed; calling it again returns the same promise.
+   */
+  close: () => Promise<void>;
+}
+
+/** Start `memgit server` on a root: the HTTP tool API, the JSON read API and (if composed in) the UI. */
+export async function startServer(options: StartServerOptions): Promise<RunningMemgitServer> {
+  const logger = options.logger ?? pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  const registry = new StoreRegistry({ ...options.stores, root: options.root });
+  const authorizer = new Authorizer(new KeyRing(registry.root));
+  let draining = false;
+  const app = createServerApp({ ...options, registry, authorizer, logger, draining: () => draining });
+  const host = options.host ?? '127.0.0.1';
+  let server: Server;
+  try {
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(options.port ?? 8080, host, (error?: Error) => (error ? reject(error) : resolve(s)));
+      s.once('error', reject);
+    });
+  } catch (error) {
+    await registry.close();
+    throw error;
+  }
+  const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections become idle as their last response ends; close them as they do.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      server.closeIdleConnections();
+      await closed;
+      clearInterval(sweep);
+      await registry.close();
+    })();
+    return closing;
+  };
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, host, port, registry, logger, close };
+}

@@ -1,0 +1,95 @@
+/**
+ * examples/python/agent.py with the official `anthropic` Python package (in .venv-test, made by
+ * scripts/python-venv.sh), talking to the scripted Messages API server and to a spawned memgit server:
+ * the tool_results Python sends back are byte for byte what store.execute answers; commits via git CLI.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { lastToolResults, ScriptedServer, ScriptStep } from '../../src/agent/scripted-server';
+import { MemoryStore } from '../../src/store/memory-store';
+import { expectRepository, gitReport, makeTempDir, QUIET, removeDir, toolUse } from '../store/git-helpers';
+import { ensureBuilt, REPO_ROOT } from '../support/dist';
+import { makeKey, spawnServer, SpawnedServer } from '../server/spawn-server';
+
+const PYTHON = path.join(REPO_ROOT, '.venv-test', 'bin', 'python');
+const AGENT = path.join(REPO_ROOT, 'examples', 'python', 'agent.py');
+const base = makeTempDir('memgit-python-');
+const root = path.join(base, 'root');
+let server: SpawnedServer;
+let scripted: ScriptedServer;
+
+beforeAll(async () => {
+  // Not a skip: without the environment this test fails and says how to make it.
+  if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: run scripts/python-venv.sh (CI runs it in .ci/run)`);
+  await ensureBuilt();
+  fs.mkdirSync(root);
+  server = await spawnServer(root);
+}, 240_000);
+
+afterAll(async () => {
+  await scripted?.close();
+  await server?.stop();
+  removeDir(base);
+});
+
+const TURNS: Array<Array<[string, Record<string, unknown>]>> = [
+  [['toolu_py01', { command: 'view', path: '/memories' }]],
+  [
+    ['toolu_py02', { command: 'create', path: '/memories/acme.md', file_text: 'Deploys on Fridays.\nÜmlaut ✓\n' }],
+    ['toolu_py03', { command: 'str_replace', path: '/memories/acme.md', old_str: 'Mondays', new_str: 'x' }],
+  ],
+  [['toolu_py04', { command: 'insert', path: '/memories/acme.md', insert_line: 0, insert_text: '# Acme\n' }]],
+];
+
+function runPython(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [AGENT, ...args], { env, cwd: REPO_ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+it('a Python agent writes into a store through the server', async () => {
+  const steps: ScriptStep[] = TURNS.map((turn) => ({ content: turn.map(([id, input]) => ({ type: 'tool_use' as const, id, name: 'memory', input })) }));
+  steps.push({ content: [{ type: 'text', text: 'Noted: Fridays.' }] });
+  scripted = await ScriptedServer.start(steps);
+  const key = makeKey(root, 'py-*', 'write');
+  const session = 'sess_20261203T090000_py';
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key',
+    ANTHROPIC_BASE_URL: scripted.url,
+    MEMGIT_URL: server.url,
+    MEMGIT_KEY: key.key,
+    MEMGIT_STORE: 'py-acme',
+    MEMGIT_SESSION: session,
+    MEMGIT_MODEL: 'claude-test',
+  };
+  const run = await runPython(env, ['Remember', 'Acme']);
+  expect(run.stderr).toContain(`session ${session}`);
+  expect(run.code).toBe(0);
+  expect(run.stdout).toBe('Noted: Fridays.\n');
+
+  const requests = scripted.messageRequests;
+  expect(requests).toHaveLength(TURNS.length + 1);
+  expect(requests[0].body!.tools).toEqual([{ type: 'memory_20250818', name: 'memory' }]);
+  const reference = await MemoryStore.open(path.join(base, 'reference'), QUIET);
+  try {
+    for (const [i, turn] of TURNS.entries()) {
+      const expected = [];
+      for (const [id, input] of turn) expected.push(await reference.execute(toolUse(id, input), { session }));
+      expect(lastToolResults(requests[i + 1].body!)).toEqual(expected);
+    }
+  } finally {
+    await reference.close();
+  }
+  expectRepository(gitReport(path.join(root, 'py-acme')), [
+    { id: 'toolu_py02', command: 'create', path: '/memories/acme.md', session },
+    { id: 'toolu_py04', command: 'insert', path: '/memories/acme.md', session },
+  ]);
+}, 120_000);

@@ -1,0 +1,91 @@
+/** src/stores without HTTP: store ids, the registry's LRU and queue bounds, keys and their patterns. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createKey, keyMatchesStore, KeyRing, listKeys, revokeKey, scopeAllows } from '../../src/stores/keys';
+import { QueueFullError, StoreNotFoundError, StoreRegistry } from '../../src/stores/registry';
+import { InvalidStoreIdError, isValidStoreId, storeDir } from '../../src/stores/store-id';
+import { QUIET, toolUse, useTempDir } from '../store/git-helpers';
+
+const tempDir = useTempDir();
+
+describe('store ids', () => {
+  it.each(['a', 'acme-1', 'A.b_c-d', 'x'.repeat(128), '0'])('accepts %j', (id) => expect(isValidStoreId(id)).toBe(true));
+  it.each(['', '.', '..', '...', '.git', '-a', '_a', 'a/b', 'a\\b', '/etc', 'a\u0000b', 'x'.repeat(129), 'café', 'a b', '\u202eab', 7, null])(
+    'refuses %j',
+    (id) => expect(isValidStoreId(id)).toBe(false),
+  );
+
+  it('resolves inside the root and refuses a link that leads out of it', async () => {
+    const root = path.join(tempDir(), 'root');
+    fs.mkdirSync(root);
+    expect(await storeDir(root, 'acme-1')).toBe(path.join(fs.realpathSync(root), 'acme-1'));
+    fs.symlinkSync(tempDir(), path.join(root, 'escape'));
+    await expect(storeDir(root, 'escape')).rejects.toBeInstanceOf(InvalidStoreIdError);
+    await expect(storeDir(root, '..')).rejects.toBeInstanceOf(InvalidStoreIdError);
+  });
+});
+
+describe('the registry', () => {
+  it('creates a store on first use only when allowed, keeps at most maxOpen open, and closes idle ones', async () => {
+    const registry = new StoreRegistry({ root: tempDir(), maxOpen: 2, storeOptions: QUIET });
+    try {
+      await expect(registry.use('s1', { create: false }, async () => 1)).rejects.toBeInstanceOf(StoreNotFoundError);
+      expect(fs.existsSync(path.join(tempDir(), 's1'))).toBe(false);
+      for (const id of ['s1', 's2', 's3', 's4']) {
+        await registry.use(id, { create: true }, (store) => store.execute(toolUse(`toolu_${id}`, { command: 'create', path: '/memories/a.md', file_text: id }), { session: 's' }));
+      }
+      expect(registry.openCount).toBe(2);
+      expect(await registry.list()).toEqual(['s1', 's2', 's3', 's4']);
+      const summary = await registry.describe('s1');
+      expect(summary).toEqual({ id: 's1', calls: 1, sessions: 1, lastWrite: expect.stringMatching(/Z$/), bytes: expect.any(Number), head: expect.stringMatching(/^[0-9a-f]{40}$/) });
+      expect(await registry.exists('s9')).toBe(false);
+      expect(await registry.exists('..')).toBe(false);
+      registry.closeIdle(Date.now() + 120_000);
+      expect(registry.openCount).toBe(0);
+      // A closed store opens again on its next use.
+      expect(await registry.use('s2', { create: false }, async (store) => store.history.size)).toBe(2);
+    } finally {
+      await registry.close();
+    }
+    expect(registry.openCount).toBe(0);
+  });
+
+  it('refuses a call beyond maxQueue at once (QueueFullError) and takes calls again once the queue drains', async () => {
+    const registry = new StoreRegistry({ root: tempDir(), maxQueue: 2, storeOptions: QUIET });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const busy = [registry.use('q', { create: true }, () => gate), registry.use('q', { create: true }, () => gate)];
+      await expect(registry.use('q', { create: true }, async () => 1)).rejects.toBeInstanceOf(QueueFullError);
+      release();
+      await Promise.all(busy);
+      await expect(registry.use('q', { create: true }, async () => 2)).resolves.toBe(2);
+    } finally {
+      await registry.close();
+    }
+  });
+});
+
+describe('keys', () => {
+  it('patterns, scopes, revocation; the file holds hashes only', async () => {
+    const root = tempDir();
+    const made = await createKey(root, { stores: ['acme-*,beta-?'], scope: 'write' });
+    expect(keyMatchesStore(made.info, 'acme-1')).toBe(true);
+    expect(keyMatchesStore(made.info, 'acme-')).toBe(true);
+    expect(keyMatchesStore(made.info, 'beta-1')).toBe(true);
+    expect(keyMatchesStore(made.info, 'beta-12')).toBe(false);
+    expect(keyMatchesStore(made.info, 'xacme-1')).toBe(false);
+    expect(scopeAllows('operator', 'write')).toBe(true);
+    expect(scopeAllows('write', 'operator')).toBe(false);
+    expect(scopeAllows('read', 'write')).toBe(false);
+    const ring = new KeyRing(root);
+    expect((await ring.authenticate(made.key))?.id).toBe(made.info.id);
+    expect(await ring.authenticate(made.key.slice(0, -1) + (made.key.endsWith('A') ? 'B' : 'A'))).toBeNull();
+    expect(await ring.authenticate('')).toBeNull();
+    expect(fs.readFileSync(path.join(root, '.memgit', 'keys.json'), 'utf8')).not.toContain(made.key.split('_')[2]);
+    expect(await revokeKey(root, made.info.id)).toBe(true);
+    expect(await ring.authenticate(made.key)).toBeNull();
+    expect((await listKeys(root))[0].revoked).toEqual(expect.any(String));
+    await expect(createKey(root, { stores: ['../x'], scope: 'write' })).rejects.toThrow(/invalid store pattern/);
+  });
+});
