@@ -41,7 +41,7 @@ export interface ServerAppOptions {
   /** Requests per key per minute (default 1200; 0 = no limit). */
   rateLimitPerMinute?: number;
   ui?: StoreUi;
-  /** Extra routes (e.g. MCP), mounted after the built-in ones and before the 404 handler. */
+  /** Extra routes (e.g. MCP), mounted after the tool API and before the audit UI. */
   mount?: (app: Express, tools: { authorizer: Authorizer; registry: StoreRegistry }) => void;
   /** True once the server is shutting down: new requests get 503. */
   draining?: () => boolean;
@@ -107,6 +107,9 @@ export function createServerApp(options: ServerAppOptions): Express {
     res.json({ stores: (await registry.list()).filter((id) => keyMatchesStore(key, id)) });
   });
 
+  // Mounted routes (MCP) come before the UI, whose /stores/{id}/... catch-all would take their paths.
+  options.mount?.(app, { authorizer, registry });
+
   if (options.ui) {
     const ui = options.ui;
     const handlers = new WeakMap<MemoryStore, RequestHandler>();
@@ -162,8 +165,6 @@ export function createServerApp(options: ServerAppOptions): Express {
       ui.root(listFor(key))(req, res, next);
     });
   }
-
-  options.mount?.(app, { authorizer, registry });
 
   app.use((req, _res, next) => next(new HttpError(404, 'not_found_error', `nothing at ${req.method} ${req.path.slice(0, 200)}`)));
   app.use(errorHandler(logger));

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import type { RequestHandler } from 'express';
-import type { StoreUi } from '../../server/app';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ServerAppOptions, StoreUi } from '../../server/app';
+import type { MemoryStore } from '../../store/memory-store';
 import { fail, positiveInteger } from '../options';
 
 export const DEFAULT_ROOT = 'memories-repo';
@@ -34,6 +35,7 @@ export function registerServer(program: Command): void {
         '  POST /api/v1/stores/{store}/tool-calls  {"tool_use": {...}, "session": "..."}  (write keys)\n' +
         '  GET  /api/v1/stores/{store}/commits, /sessions, /files/...                    (read keys)\n' +
         '  POST /api/v1/stores/{store}/rollback/{revert|restore|session|reset}           (operator keys)\n' +
+        '  POST|GET|DELETE /stores/{store}/mcp   MCP (Streamable HTTP), the memory tool  (write keys)\n' +
         '  GET  /healthz',
     )
     .option('--root <dir>', 'the folder holding the stores', DEFAULT_ROOT)
@@ -61,6 +63,7 @@ async function runServer(options: ServerCliOptions): Promise<void> {
   if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH) fail(`MEMGIT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`);
   const token = fromEnv ?? newOperatorToken();
   const ui = storeUi(token, [options.host, ...options.allowedHost]);
+  const mcp = mcpMount();
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -68,6 +71,7 @@ async function runServer(options: ServerCliOptions): Promise<void> {
       host: options.host,
       port: options.port,
       ui,
+      mount: mcp.mount,
       bodyLimit: options.bodyLimit,
       rateLimitPerMinute: options.rateLimit,
       stores: { maxOpen: options.maxOpenStores, idleMs: options.idleSeconds * 1000, maxQueue: options.maxQueue },
@@ -79,7 +83,8 @@ async function runServer(options: ServerCliOptions): Promise<void> {
   if (fromEnv === undefined) process.stderr.write(`memgit: operator token for rollbacks in the UI (log in at ${server.url}/stores/<store>/login): ${token}\n`);
   const stop = (signal: string) => {
     process.stderr.write(`memgit: ${signal}: finishing the calls in flight, then closing the stores\n`);
-    server.close().then(
+    // MCP sessions hold open event streams: close them first, or the HTTP server never finishes closing.
+    mcp.close().then(() => server.close()).then(
       () => process.exit(0),
       (error: Error) => {
         process.stderr.write(`memgit: error while stopping: ${error.message}\n`);
@@ -89,6 +94,40 @@ async function runServer(options: ServerCliOptions): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+/**
+ * MCP's Streamable HTTP transport per store, at /stores/{store}/mcp behind the server's keys (write scope;
+ * a key that may create stores creates one on its first call). The store stays in use in the registry
+ * (neither evicted nor closed) for as long as each request, event streams included, is open.
+ */
+function mcpMount(): { mount: NonNullable<ServerAppOptions['mount']>; close: () => Promise<void> } {
+  const { createMcpHttpHandler } = require('../../mcp/http') as typeof import('../../mcp/http');
+  type McpRequest = Request & { memgitMcpStore?: MemoryStore };
+  const handler = createMcpHttpHandler<McpRequest>({
+    resolveStore: async (req) => req.memgitMcpStore ?? null,
+    log: (message) => process.stderr.write(`memgit: mcp: ${message}\n`),
+  });
+  return {
+    mount: (app, { authorizer, registry }) => {
+      app.all('/stores/:store/mcp', (req: McpRequest, res: Response, next: NextFunction) => {
+        const id = String(req.params.store);
+        authorizer
+          .authorize(req, id, 'write')
+          .then((key) =>
+            registry.use(id, { create: key.create }, (store) =>
+              new Promise<void>((resolve) => {
+                req.memgitMcpStore = store;
+                res.once('close', () => resolve());
+                handler(req, res, next);
+              }),
+            ),
+          )
+          .catch(next);
+      });
+    },
+    close: () => handler.close(),
+  };
 }
 
 /** The web audit UI, composed per store (the server edge itself never imports the web edge). */

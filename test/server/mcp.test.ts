@@ -1,0 +1,75 @@
+/**
+ * MCP on `memgit server`: /stores/{store}/mcp behind the server's keys, spoken to by the MCP SDK's own
+ * Streamable HTTP client against the spawned server; commits checked with the git CLI.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { gitReport, makeTempDir, removeDir } from '../store/git-helpers';
+import { ensureBuilt } from '../support/dist';
+import { makeKey, spawnServer, SpawnedServer } from './spawn-server';
+
+const base = makeTempDir('memgit-server-mcp-');
+const root = path.join(base, 'root');
+let server: SpawnedServer;
+let acme: { key: string; id: string };
+let beta: { key: string; id: string };
+let reader: { key: string; id: string };
+
+beforeAll(async () => {
+  await ensureBuilt();
+  fs.mkdirSync(root);
+  acme = makeKey(root, 'acme-*', 'write');
+  beta = makeKey(root, 'beta-*', 'write');
+  reader = makeKey(root, 'acme-*', 'read');
+  server = await spawnServer(root);
+}, 240_000);
+
+afterAll(async () => {
+  await server?.stop();
+  removeDir(base);
+});
+
+async function connect(store: string, key: string | null): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/stores/${store}/mcp`), {
+    requestInit: key ? { headers: { Authorization: `Bearer ${key}` } } : undefined,
+  });
+  const client = new Client({ name: 'memgit-test', version: '1.2.3' });
+  await client.connect(transport);
+  return client;
+}
+
+const text = (result: CallToolResult) => (result.content as Array<{ type: string; text: string }>).map((c) => c.text).join('');
+
+test('a write key reaches its store over MCP; each call is a commit naming the client and the MCP session', async () => {
+  const client = await connect('acme-mcp', acme.key);
+  const tools = await client.listTools();
+  expect(tools.tools.map((t) => t.name)).toEqual(['memory']);
+  const created = (await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/a.md', file_text: 'hello\n' } })) as CallToolResult;
+  expect(text(created)).toBe('File created successfully at: /memories/a.md');
+  expect(created.isError).toBeFalsy();
+  const failed = (await client.callTool({ name: 'memory', arguments: { command: 'view', path: '/memories/missing.md' } })) as CallToolResult;
+  expect(failed.isError).toBe(true);
+  expect(text(failed)).toMatch(/^The path \/memories\/missing\.md does not exist/);
+  await client.close();
+  const store = path.join(root, 'acme-mcp');
+  const report = gitReport(store);
+  expect([report.fsckCode, report.fsckOutput]).toEqual([0, '']);
+  expect(report.status).toBe('');
+  expect(report.commits).toHaveLength(2); // the store's first commit, then the create
+  const log = report.commits[report.commits.length - 1].message; // oldest first
+  expect(log).toMatch(/^mcp_\d{8}T\d{6}\.\d{3}_[a-z0-9]+\n\n/);
+  expect(log).toContain('Memory-Client: mcp');
+  expect(log).toContain('Memory-Client-Name: memgit-test');
+  expect(log).toMatch(/Memory-Session: sess_/);
+});
+
+test('no key, a wrong key, a read key or another store\'s key gets nothing and writes nothing', async () => {
+  await expect(connect('acme-mcp2', null)).rejects.toThrow(/authentication_error/);
+  await expect(connect('acme-mcp2', 'mgk_0000000000000000_wrong')).rejects.toThrow(/authentication_error/);
+  await expect(connect('acme-mcp2', reader.key)).rejects.toThrow(/permission_error/);
+  await expect(connect('acme-mcp2', beta.key)).rejects.toThrow(/not_found_error/);
+  expect(fs.existsSync(path.join(root, 'acme-mcp2'))).toBe(false);
+});
