@@ -12,6 +12,10 @@ import { registerRestore } from './commands/restore';
 import { registerRollbackSession } from './commands/rollback-session';
 import { registerReset } from './commands/reset';
 import { registerGc } from './commands/gc';
+import { registerRemote } from './commands/remote';
+import { registerPush } from './commands/push';
+import { registerClone } from './commands/clone';
+import { registerStatus } from './commands/status';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -37,6 +41,10 @@ export function buildProgram(): Command {
   registerRollbackSession(program);
   registerReset(program);
   registerGc(program);
+  registerStatus(program);
+  registerRemote(program);
+  registerPush(program);
+  registerClone(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +
