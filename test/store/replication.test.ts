@@ -11,6 +11,8 @@ import { addRemote, cloneStore, listRemotes, pullStore, pushToRemote, replicatio
 import { createBareRepository, GitHttpServer, startGitHttpServer } from '../support/git-http-server';
 import { CLI_MAIN, ensureBuilt } from '../support/dist';
 import { makeTempDir, removeDir } from './git-helpers';
+import request from 'supertest';
+import { createApp } from '../../src/web/app';
 
 const USER = 'memgit';
 const TOKEN = 'replica-secret-4f9c2a7e1b';
@@ -129,6 +131,8 @@ test('with the server down, calls still succeed, the lag grows, and it catches u
   expect(lagging.lagCommits).toBe(5);
   expect(lagging.oldestUnpushedAt).not.toBeNull();
   expect(lagging.lastError?.message).toMatch(/unreachable/);
+  const page = await request(createApp({ store, log: () => undefined })).get('/').set('Host', '127.0.0.1:3000');
+  expect(page.text).toMatch(/Replica backup \(http:\/\/127\.0\.0\.1:\d+\/outage\.git\) is 5 commit\(s\) behind/);
   expect(logs.join('\n')).toMatch(/push to backup failed: .*unreachable.*retrying/);
   server = await startGitHttpServer({ root, username: USER, password: TOKEN, port });
   const head = await store.refreshHead();
@@ -165,6 +169,13 @@ test('a remote that moved is never overwritten: the push is refused, replication
   expect(cli.stderr).toMatch(/replication to backup is stopped/);
   const status = await memgit(['status', '--repo', dir]);
   expect(status.stdout).toMatch(/STOPPED/);
+  // The audit UI says so loudly on the overview, and in its JSON twin.
+  const app = createApp({ store, log: () => undefined });
+  const page = await request(app).get('/').set('Host', '127.0.0.1:3000');
+  expect(page.status).toBe(200);
+  expect(page.text).toMatch(/class="warn replica-stopped"><strong>Replication to backup is stopped<\/strong>/);
+  const json = await request(app).get('/api').set('Host', '127.0.0.1:3000');
+  expect(json.body.replication.replicas[0]).toMatchObject({ remote: 'backup', stopped: { reason: expect.stringMatching(/does not have/) } });
   await expect(pushToRemote(store.replication(), remote, { force: true })).rejects.toBeInstanceOf(ReplicationRefusedError); // no reason
   const forced = await pushToRemote(store.replication(), remote, { force: true, reason: 'the intruder commit was a test' });
   expect(forced.forced).toBe(true);
@@ -239,6 +250,15 @@ test('clone makes a read-only audit copy that serves, pulls forward, and never w
 
   const clone = await MemoryStore.open(copy, QUIET);
   expect(clone.readOnly).toBe(true);
+  // The audit UI serves the copy, says it is a read-only clone, and its rollbacks are refused.
+  const app = createApp({ store: clone, log: () => undefined });
+  const overview = await request(app).get('/').set('Host', '127.0.0.1:3000');
+  expect(overview.status).toBe(200);
+  expect(overview.text).toContain('This is a read-only clone');
+  for (const url of ['/commits', '/sessions/sess_aud', '/files/g/f0.md', '/tree']) {
+    expect([url, (await request(app).get(url).set('Host', '127.0.0.1:3000')).status]).toEqual([url, 200]);
+  }
+  await expect(clone.revert('toolu_aud_1', { operator: 'auditor', reason: 'try' })).rejects.toBeInstanceOf(ReadOnlyStoreError);
   expect(clone.history.byToolUseId('toolu_aud_mv')?.newPath).toBe('/memories/g/f0.md');
   const view = await clone.execute(call('toolu_view', { command: 'view', path: '/memories/f1.md' }), { session: 's' });
   expect(view.content).toContain('v1');
