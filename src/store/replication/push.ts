@@ -3,7 +3,7 @@ import type { ReplicationPort } from './port';
 import type { RemoteConfig } from './remote-config';
 import { displayUrl } from './remote-config';
 import { readRemoteState, updateRemoteState } from './state';
-import { describeTransportError, pushBranch, remoteHead } from './transport';
+import { describeTransportError, pushBranch } from './transport';
 
 export interface PushReport {
   remote: string;
@@ -32,32 +32,42 @@ export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, 
   if (force && !options.reason?.trim()) throw new ReplicationRefusedError('memgit: a force push needs a reason (--reason)');
   const state = readRemoteState(port.gitdir, remote.name);
   if (state.stopped && !force) throw new ReplicationStoppedError(remote.name, state.stopped.reason);
-  const head = await port.head();
+  let outcome: { head: string; theirs: string | null; carried: number; stopped: string | null } | null = null;
   try {
-    const theirs = await remoteHead(remote);
-    if (theirs === head) {
-      updateRemoteState(port.gitdir, remote.name, { pushed: head, pushedAt: new Date().toISOString(), lastError: null });
-      return { remote: remote.name, head, commits: 0, forced: false };
+    const result = await pushBranch(port.gitdir, remote, force, (theirs, ours) => {
+      const carried = port.commitsAfter(theirs);
+      if (theirs === ours) {
+        outcome = { head: ours, theirs, carried: 0, stopped: null };
+        return false;
+      }
+      if (theirs !== null && carried === null && !force) {
+        const reason =
+          `the branch at ${displayUrl(remote.url)} holds commit ${theirs.slice(0, 12)}, which this store does not have: ` +
+          'someone else wrote to the replica. memgit will not overwrite it; replication to this remote is stopped ' +
+          '(inspect the remote, then `memgit push --force --reason ...` if this store is the one to keep)';
+        outcome = { head: ours, theirs, carried: 0, stopped: reason };
+        return false;
+      }
+      if (force) port.log(`force-pushing ${ours.slice(0, 12)} to ${remote.name} (${displayUrl(remote.url)}), replacing ${theirs?.slice(0, 12) ?? 'nothing'}: ${options.reason}`);
+      // Commits after theirs up to HEAD; HEAD may have moved on since `ours` was read, so count to `ours`.
+      const upToOurs = (carried ?? port.commitsAfter(null) ?? []).findIndex((c) => c.commit === ours);
+      outcome = { head: ours, theirs, carried: upToOurs + 1, stopped: null };
+      return true;
+    });
+    const done = outcome as { head: string; theirs: string | null; carried: number; stopped: string | null } | null;
+    if (!done) throw new Error('the remote answered without a ref advertisement');
+    if (done.stopped) {
+      updateRemoteState(port.gitdir, remote.name, { stopped: { reason: done.stopped, at: new Date().toISOString() } });
+      port.log(`replication to ${remote.name} stopped: ${done.stopped}`);
+      throw new ReplicationStoppedError(remote.name, done.stopped);
     }
-    const carried = port.commitsAfter(theirs);
-    if (theirs !== null && carried === null && !force) {
-      const reason =
-        `the branch at ${displayUrl(remote.url)} holds commit ${theirs.slice(0, 12)}, which this store does not have: ` +
-        'someone else wrote to the replica. memgit will not overwrite it; replication to this remote is stopped ' +
-        '(inspect the remote, then `memgit push --force --reason ...` if this store is the one to keep)';
-      updateRemoteState(port.gitdir, remote.name, { stopped: { reason, at: new Date().toISOString() } });
-      port.log(`replication to ${remote.name} stopped: ${reason}`);
-      throw new ReplicationStoppedError(remote.name, reason);
-    }
-    if (force) port.log(`force-pushing ${head.slice(0, 12)} to ${remote.name} (${displayUrl(remote.url)}), replacing ${theirs?.slice(0, 12) ?? 'nothing'}: ${options.reason}`);
-    await pushBranch(port.gitdir, remote, force);
     updateRemoteState(port.gitdir, remote.name, {
-      pushed: head,
+      pushed: done.head,
       pushedAt: new Date().toISOString(),
       lastError: null,
-      ...(force ? { stopped: null } : {}),
+      ...(force && result === 'pushed' ? { stopped: null } : {}),
     });
-    return { remote: remote.name, head, commits: carried?.length ?? port.commitsAfter(null)?.length ?? 0, forced: force };
+    return { remote: remote.name, head: done.head, commits: result === 'pushed' ? done.carried : 0, forced: force && result === 'pushed' };
   } catch (error) {
     if (error instanceof ReplicationStoppedError || error instanceof ReplicationRefusedError) throw error;
     const message = describeTransportError(error, remote);

@@ -25,35 +25,43 @@ export function authFor(remote: Pick<RemoteConfig, 'tokenEnv' | 'user' | 'url'>)
   };
 }
 
-/** The commit the remote's branch points at, or null when it has none yet. */
-export async function remoteHead(remote: RemoteConfig): Promise<string | null> {
-  const refs = await git.listServerRefs({
-    http,
-    url: remote.url,
-    forPush: true,
-    // Pushes speak protocol v1 (v2 has no push); asking v2 here makes git's server drop the
-    // service line that isomorphic-git's push then expects from the same connection cache.
-    protocolVersion: 1,
-    prefix: `refs/heads/${REPLICATED_BRANCH}`,
-    ...authFor(remote),
-  });
-  return refs.find((r) => r.ref === `refs/heads/${REPLICATED_BRANCH}`)?.oid ?? null;
-}
+const NO_COMMIT = '0000000000000000000000000000000000000000';
 
-export async function pushBranch(gitdir: string, remote: RemoteConfig, force: boolean): Promise<void> {
-  const result = await git.push({
-    fs,
-    http,
-    gitdir,
-    url: remote.url,
-    ref: REPLICATED_BRANCH,
-    remoteRef: REPLICATED_BRANCH,
-    force,
-    ...authFor(remote),
-  });
-  if (!result.ok) {
-    const detail = Object.values(result.refs ?? {}).find((r) => !r.ok)?.error ?? result.error ?? 'refused';
-    throw new Error(`the remote refused the push: ${detail}`);
+/**
+ * Push the branch. `decide` sees what the remote's branch holds (null: nothing yet) and what would be
+ * pushed, once the remote has answered and before anything is sent: it returns false to send nothing.
+ * One connection for both, so the check and the push see the same remote state.
+ */
+export async function pushBranch(
+  gitdir: string,
+  remote: RemoteConfig,
+  force: boolean,
+  decide: (theirs: string | null, ours: string) => boolean,
+): Promise<'pushed' | 'declined'> {
+  let declined = false;
+  try {
+    const result = await git.push({
+      fs,
+      http,
+      gitdir,
+      url: remote.url,
+      ref: REPLICATED_BRANCH,
+      remoteRef: REPLICATED_BRANCH,
+      force,
+      onPrePush: ({ localRef, remoteRef }) => {
+        declined = !decide(remoteRef.oid === NO_COMMIT ? null : remoteRef.oid, localRef.oid);
+        return !declined;
+      },
+      ...authFor(remote),
+    });
+    if (!result.ok) {
+      const detail = Object.values(result.refs ?? {}).find((r) => !r.ok)?.error ?? result.error ?? 'refused';
+      throw new Error(`the remote refused the push: ${detail}`);
+    }
+    return 'pushed';
+  } catch (error) {
+    if (declined && (error as { code?: string }).code === 'UserCanceledError') return 'declined';
+    throw error;
   }
 }
 
