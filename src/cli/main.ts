@@ -16,6 +16,7 @@ import { registerRemote } from './commands/remote';
 import { registerPush } from './commands/push';
 import { registerClone } from './commands/clone';
 import { registerStatus } from './commands/status';
+import { registerRedact } from './commands/redact';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerRemote(program);
   registerPush(program);
   registerClone(program);
+  registerRedact(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +

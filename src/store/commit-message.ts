@@ -12,6 +12,7 @@ export const TRAILER = {
   actor: 'Memory-Actor',
   reverts: 'Memory-Reverts',
   reason: 'Memory-Reason',
+  redacted: 'Memory-Redacted',
 } as const;
 
 export interface CommitMeta {
@@ -24,6 +25,8 @@ export interface CommitMeta {
   actor?: string;
   reverts?: string[];
   reason?: string;
+  /** Redactions that rewrote this commit (`Memory-Redacted: r7`). */
+  redacted?: string[];
 }
 
 export function formatCommitMessage(meta: CommitMeta): string {
@@ -38,6 +41,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
   add(TRAILER.actor, meta.actor);
   for (const reverted of meta.reverts ?? []) add(TRAILER.reverts, reverted);
   add(TRAILER.reason, meta.reason);
+  for (const id of meta.redacted ?? []) add(TRAILER.redacted, id);
   return trailers.length ? `${meta.title}\n\n${trailers.join('\n')}\n` : `${meta.title}\n`;
 }
 
@@ -56,6 +60,7 @@ export function parseCommitMessage(message: string): CommitMeta {
       case TRAILER.actor: meta.actor = value; break;
       case TRAILER.reverts: (meta.reverts ??= []).push(value); break;
       case TRAILER.reason: meta.reason = value; break;
+      case TRAILER.redacted: (meta.redacted ??= []).push(value); break;
     }
   }
   return meta;

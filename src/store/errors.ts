@@ -69,3 +69,6 @@ export class ReadOnlyStoreError extends MemgitError {
     super('memgit: this store is a read-only clone for auditing; it takes no writes (memgit restore-from makes a writable copy)');
   }
 }
+
+/** A redaction that cannot run as asked: nothing or several things to match, a bad regex, an unknown call. */
+export class RedactionRefusedError extends MemgitError {}

@@ -19,6 +19,8 @@ import { WriteLock } from './write-lock';
 import * as rollback from './rollback';
 import { listRemotes, Replicator } from './replication';
 import type { ReplicationPort, ReplicatorOptions } from './replication';
+import * as redaction from './redaction';
+import type { RedactionOutcome, RedactionPort, RedactOptions } from './redaction';
 import type { RollbackOptions, RollbackOutcome } from './rollback';
 
 export interface Author {
@@ -162,6 +164,7 @@ export class MemoryStore {
     await store.lock.withLock(async () => {
       await store.initialiseIfNew();
       await store.recoverIfNeeded({ scanWorktree: true });
+      await redaction.recoverRedaction(store.redaction());
       const head = await store.readHead();
       await store.history.open(head);
     });
@@ -244,6 +247,44 @@ export class MemoryStore {
     await this.lock.inOrder(async () => undefined);
     this.closed = true;
     await this.replicator?.close(this.replicationFlushMs);
+  }
+
+  /**
+   * Erase text, a regex's matches, a file or one call's writing from all of history (src/store/redaction),
+   * under the write lock, with an audit record on refs/memgit/audit. `dryRun` previews and writes nothing.
+   */
+  redact(options: RedactOptions): Promise<RedactionOutcome> {
+    this.assertOpen();
+    if (this.readOnly) throw new ReadOnlyStoreError();
+    return redaction.redact(this.redaction(), options, this.author);
+  }
+
+  /** The narrow interface redaction works through (src/store/redaction never imports this file). */
+  redaction(): RedactionPort {
+    return {
+      dir: this.dir,
+      gitdir: this.gitdir,
+      objects: this.objects,
+      durableFs: this.durableFs,
+      entries: () => this.history.all(),
+      head: () => this.readHead(),
+      exclusive: (task) => this.withWriteLock(async () => {
+        await this.refreshHead();
+        return task();
+      }),
+      afterRewrite: async (oldHead, newHead) => {
+        this.commitTrees.clear();
+        this.blobSizes.clear();
+        const changes = await diffTrees(this.objects, await this.commitTree(oldHead).catch(() => null), await this.commitTree(newHead));
+        await this.beginTransaction();
+        await this.worktree.apply(changes);
+        await this.endTransaction();
+        await this.history.reset();
+        await this.history.open(newHead);
+        for (const listener of this.committedListeners) listener(); // replicas get the rewritten history
+      },
+      log: (message) => this.log(message),
+    };
   }
 
   /**
@@ -348,6 +389,10 @@ export class MemoryStore {
       if (exact) return exact;
       const matches = this.history.all().filter((e) => e.commit.startsWith(lower));
       if (matches.length === 1) return matches[0];
+      // A commit id from before a redaction (a bookmark, a link) resolves to the commit that replaced it.
+      const moved = await redaction.rewrittenCommit(this.redaction(), lower);
+      const entry = moved && this.history.get(moved.commit);
+      if (entry) return entry;
     }
     throw new CommitNotFoundError(ref);
   }

@@ -28,9 +28,10 @@ export interface PushOptions {
  */
 export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, options: PushOptions = {}): Promise<PushReport> {
   if (port.readOnly) throw new ReplicationRefusedError('memgit: this store is a read-only clone; it never pushes');
+  const state = readRemoteState(port.gitdir, remote.name);
+  if (state.pendingForce && !options.force) options = { force: true, reason: state.pendingForce };
   const force = !!options.force;
   if (force && !options.reason?.trim()) throw new ReplicationRefusedError('memgit: a force push needs a reason (--reason)');
-  const state = readRemoteState(port.gitdir, remote.name);
   if (state.stopped && !force) throw new ReplicationStoppedError(remote.name, state.stopped.reason);
   let outcome: { head: string; theirs: string | null; carried: number; stopped: string | null } | null = null;
   try {
@@ -65,7 +66,7 @@ export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, 
       pushed: done.head,
       pushedAt: new Date().toISOString(),
       lastError: null,
-      ...(force && result === 'pushed' ? { stopped: null } : {}),
+      ...(force ? { stopped: null, pendingForce: null } : {}),
     });
     return { remote: remote.name, head: done.head, commits: result === 'pushed' ? done.carried : 0, forced: force && result === 'pushed' };
   } catch (error) {

@@ -12,6 +12,8 @@ export interface RemoteState {
   /** Replication refused to go on (the remote moved); only an explicit force push clears it. */
   stopped: { reason: string; at: string } | null;
   lastError: { message: string; at: string; attempts: number } | null;
+  /** History was rewritten on purpose (a redaction): the next push replaces the remote branch, logged. */
+  pendingForce?: string | null;
 }
 
 interface StateFile {
