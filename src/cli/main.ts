@@ -17,6 +17,7 @@ import { registerPush } from './commands/push';
 import { registerClone } from './commands/clone';
 import { registerStatus } from './commands/status';
 import { registerRedact } from './commands/redact';
+import { registerFlags } from './commands/flags';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerPush(program);
   registerClone(program);
   registerRedact(program);
+  registerFlags(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +

@@ -20,6 +20,7 @@ import * as rollback from './rollback';
 import { listRemotes, Replicator } from './replication';
 import type { ReplicationPort, ReplicatorOptions } from './replication';
 import * as redaction from './redaction';
+import { FlagIndex } from './flags';
 import type { RedactionOutcome, RedactionPort, RedactOptions } from './redaction';
 import type { RollbackOptions, RollbackOutcome } from './rollback';
 
@@ -57,6 +58,13 @@ export interface StoreOptions {
   replicate?: boolean | ReplicatorOptions;
   /** On close, wait up to this long for a push under way or still owed (ms, default 3000). */
   replicationFlushMs?: number;
+  /**
+   * Flag calls that write likely secrets (secretlint's recommended rules) for operators, in the
+   * background (default true). Personal data (e-mail, phone, IBAN, card numbers) is flagged only where
+   * the store opts in: this option or `memgit flags --personal-data on`.
+   */
+  flags?: boolean;
+  flagPersonalData?: boolean;
 }
 
 /** A Messages API tool_use block for the memory tool. */
@@ -125,6 +133,9 @@ export class MemoryStore {
   private readonly committedListeners = new Set<() => void>();
   private replicator: Replicator | null = null;
   private readonly replicationFlushMs: number;
+  /** Calls flagged for likely secrets or personal data (src/store/flags). */
+  readonly flags: FlagIndex;
+  private personalData = false;
 
   private constructor(dir: string, options: StoreOptions) {
     this.dir = dir;
@@ -146,6 +157,7 @@ export class MemoryStore {
     this.log = options.log ?? ((message) => process.stderr.write(`memgit: ${message}\n`));
     this.autoGcLooseObjects = options.autoGcLooseObjects ?? DEFAULT_AUTO_GC_LOOSE_OBJECTS;
     this.replicationFlushMs = options.replicationFlushMs ?? 3000;
+    this.flags = new FlagIndex(this.gitdir, this.objects, { personalData: () => this.personalData, log: (m) => this.log(m) });
   }
 
   /** Open the store in `repoDir`, creating and initialising it on first use and repairing a crash. */
@@ -169,6 +181,7 @@ export class MemoryStore {
       await store.history.open(head);
     });
     await store.startReplication(options.replicate ?? true);
+    await store.startFlagging(options);
     return store;
   }
 
@@ -246,7 +259,17 @@ export class MemoryStore {
     await this.pendingGc; // an automatic gc already under way finishes first
     await this.lock.inOrder(async () => undefined);
     this.closed = true;
-    await this.replicator?.close(this.replicationFlushMs);
+    await Promise.all([this.replicator?.close(this.replicationFlushMs), waitAtMost(this.flags.idle(), 2000)]);
+    this.flags.stop(); // a long scan of old history is left for the next process
+  }
+
+  private async startFlagging(options: StoreOptions): Promise<void> {
+    if (options.flags === false) return;
+    const configured: unknown = await git.getConfig({ fs: this.durableFs.gitFs, gitdir: this.gitdir, path: 'memgit.flagpersonaldata' }).catch(() => undefined);
+    this.personalData = options.flagPersonalData ?? (configured === true || configured === 'true');
+    const scan = () => void this.flags.catchUp(() => this.history.all());
+    this.committedListeners.add(scan);
+    scan();
   }
 
   /**
@@ -281,6 +304,8 @@ export class MemoryStore {
         await this.endTransaction();
         await this.history.reset();
         await this.history.open(newHead);
+        await this.flags.idle();
+        this.flags.reset();
         for (const listener of this.committedListeners) listener(); // replicas get the rewritten history
       },
       log: (message) => this.log(message),
@@ -694,6 +719,11 @@ function toResult(id: string, outcome: CommandOutcome): ToolResult {
   const result: ToolResult = { type: 'tool_result', tool_use_id: id, content: outcome.text };
   if (outcome.isError) result.is_error = true;
   return result;
+}
+
+function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()))]).finally(() => clearTimeout(timer));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

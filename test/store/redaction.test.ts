@@ -226,3 +226,38 @@ function walk(dir: string): string[] {
   }
   return out;
 }
+
+describe('flags on write', () => {
+  test('a call that writes a likely secret is flagged (masked), the agent is told nothing, and redaction clears it', async () => {
+    const dir = tempDir();
+    const store = await MemoryStore.open(dir, QUIET);
+    await call(store, 'toolu_f1', 'sess_f', { command: 'create', path: '/memories/plain.md', file_text: 'nothing to see\n' });
+    const result = await store.execute(
+      { type: 'tool_use', id: 'toolu_f2', name: 'memory', input: { command: 'create', path: '/memories/keys.md', file_text: `anthropic: ${SECRET}${'A'.repeat(60)}AA\n` } },
+      { session: 'sess_f' },
+    );
+    expect(result).toEqual({ type: 'tool_result', tool_use_id: 'toolu_f2', content: 'File created successfully at: /memories/keys.md' });
+    await call(store, 'toolu_f3', 'sess_f', { command: 'create', path: '/memories/people.md', file_text: 'Dana: dana@acme.example, +44 20 7946 0958, IBAN GB82 WEST 1234 5698 7654 32\n' });
+    await store.flags.idle();
+    const flagged = store.flags.all();
+    expect(flagged.map((f) => f.toolUseId)).toEqual(['toolu_f2']); // personal data is opt-in
+    expect(flagged[0].findings[0]).toMatchObject({ kind: 'secret', rule: 'anthropic', path: '/memories/keys.md', line: 1 });
+    expect(JSON.stringify(flagged)).not.toContain(SECRET);
+    await store.close();
+
+    // Opting in flags personal data too (CLI), masked.
+    const cli = spawnSync(process.execPath, [CLI_MAIN, 'flags', '--repo', dir, '--personal-data', 'on', '--json'], { encoding: 'utf8' });
+    expect(cli.status).toBe(0);
+    const records = cli.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const people = records.find((r) => r.toolUseId === 'toolu_f3');
+    expect(people.findings.map((f: { rule: string }) => f.rule).sort()).toEqual(['email', 'iban', 'phone']);
+    expect(cli.stdout).not.toContain('dana@acme.example');
+    expect(cli.stdout).not.toContain('7654 32');
+
+    const reopened = await MemoryStore.open(dir, QUIET);
+    await reopened.redact({ path: '/memories/keys.md', reason: 'key', operator: 'ops' });
+    await reopened.flags.idle();
+    expect(reopened.flags.all().map((f) => f.toolUseId)).toEqual(['toolu_f3']);
+    await reopened.close();
+  });
+});
