@@ -306,7 +306,9 @@ export class MemoryStore {
         await this.history.open(newHead);
         await this.flags.idle();
         this.flags.reset();
-        for (const listener of this.committedListeners) listener(); // replicas get the rewritten history
+      },
+      announce: () => {
+        for (const listener of this.committedListeners) listener(); // replicas and flags see the rewritten history
       },
       log: (message) => this.log(message),
     };

@@ -349,3 +349,26 @@ test('a push killed with SIGKILL leaves the remote whole; the next push complete
   expect(served(bare)).toBe(git(dir, 'rev-parse', 'HEAD').trim());
   expect(git(bare, 'fsck', '--full')).toBe('');
 });
+
+test('after a redaction the next push replaces the replica\'s history (logged), and replication goes on', async () => {
+  const logs: string[] = [];
+  const { store, bare } = await replicatedStore('redacted', { logs });
+  const secret = 'ghp_R3dact3dT0kenV4lue000000000000000000';
+  await store.execute(call('toolu_rd_0', { command: 'create', path: '/memories/a.md', file_text: `token ${secret}\n` }), { session: 's' });
+  await store.execute(call('toolu_rd_1', { command: 'create', path: '/memories/b.md', file_text: 'b\n' }), { session: 's' });
+  const [remote] = await listRemotes({ fs, gitdir: store.gitdir });
+  await waitFor(() => replicationStatus(store.replication(), remote).lagCommits === 0);
+  expect(git(bare, 'log', '-p', 'main')).toContain(secret);
+  await store.redact({ text: secret, reason: 'leaked token', operator: 'ops' });
+  const head = await store.refreshHead();
+  await waitFor(() => replicationStatus(store.replication(), remote).lagCommits === 0);
+  expect(served(bare)).toBe(head);
+  expect(git(bare, 'log', '-p', 'main')).not.toContain(secret);
+  expect(git(bare, 'log', '--format=%s', 'main').trim().split('\n')).toEqual(['toolu_rd_1', 'toolu_rd_0', 'memgit: initialise store']);
+  expect(logs.join('\n')).toMatch(/force-pushing .* to backup .*redaction r1 rewrote history/);
+  expect(replicationStatus(store.replication(), remote)).toMatchObject({ stopped: null, lagCommits: 0 });
+  await store.execute(call('toolu_rd_2', { command: 'create', path: '/memories/c.md', file_text: 'c\n' }), { session: 's' });
+  const next = await store.refreshHead();
+  await waitFor(() => served(bare) === next);
+  await store.close();
+});

@@ -192,6 +192,7 @@ async function finish(port: RedactionPort, journal: Journal): Promise<void> {
     updateRemoteState(port.gitdir, remote.name, { pendingForce: `redaction ${journal.id} rewrote history`, stopped: null });
   }
   await nodeFs.promises.rm(journalFile(port.gitdir), { force: true });
+  port.announce();
 }
 
 async function buildRedactor(port: RedactionPort, options: RedactOptions, kind: string, mark: string): Promise<Redactor> {

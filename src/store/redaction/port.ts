@@ -18,5 +18,7 @@ export interface RedactionPort {
   exclusive<T>(task: () => Promise<T>): Promise<T>;
   /** The branch now holds rewritten history: drop caches, rebuild the history index, project the new HEAD. */
   afterRewrite(oldHead: string, newHead: string): Promise<void>;
+  /** Tell replication and flagging that history changed (once old objects are pruned). */
+  announce(): void;
   log(message: string): void;
 }
