@@ -15,6 +15,12 @@ import { registerGc } from './commands/gc';
 import { registerMcp } from './commands/mcp';
 import { registerServer } from './commands/server';
 import { registerKeys } from './commands/keys';
+import { registerRemote } from './commands/remote';
+import { registerPush } from './commands/push';
+import { registerClone } from './commands/clone';
+import { registerStatus } from './commands/status';
+import { registerRedact } from './commands/redact';
+import { registerFlags } from './commands/flags';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -43,6 +49,12 @@ export function buildProgram(): Command {
   registerMcp(program);
   registerServer(program);
   registerKeys(program);
+  registerStatus(program);
+  registerRemote(program);
+  registerPush(program);
+  registerClone(program);
+  registerRedact(program);
+  registerFlags(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +

@@ -15,6 +15,7 @@ export const TRAILER = {
   client: 'Memory-Client',
   clientName: 'Memory-Client-Name',
   clientVersion: 'Memory-Client-Version',
+  redacted: 'Memory-Redacted',
 } as const;
 
 export interface CommitMeta {
@@ -31,6 +32,8 @@ export interface CommitMeta {
   client?: string;
   clientName?: string;
   clientVersion?: string;
+  /** Redactions that rewrote this commit (`Memory-Redacted: r7`). */
+  redacted?: string[];
 }
 
 /** The program that sent a call, as the caller knows it (for MCP: `initialize`'s clientInfo). Hostile text. */
@@ -80,6 +83,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
   add(TRAILER.client, meta.client);
   add(TRAILER.clientName, meta.clientName);
   add(TRAILER.clientVersion, meta.clientVersion);
+  for (const id of meta.redacted ?? []) add(TRAILER.redacted, id);
   return trailers.length ? `${meta.title}\n\n${trailers.join('\n')}\n` : `${meta.title}\n`;
 }
 
@@ -101,6 +105,7 @@ export function parseCommitMessage(message: string): CommitMeta {
       case TRAILER.client: meta.client = value; break;
       case TRAILER.clientName: meta.clientName = value; break;
       case TRAILER.clientVersion: meta.clientVersion = value; break;
+      case TRAILER.redacted: (meta.redacted ??= []).push(value); break;
     }
   }
   return meta;

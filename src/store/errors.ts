@@ -49,3 +49,26 @@ export class StaleHeadError extends MemgitError {
     super(`memgit: the store changed since the preview (HEAD is now ${actual.slice(0, 12)}, not ${expected.slice(0, 12)}); review the new preview`);
   }
 }
+
+/** A replication command that cannot run as asked: a bad remote, a failed transfer, a read-only clone. */
+export class ReplicationRefusedError extends MemgitError {}
+
+/** Replication to a remote was stopped because the remote moved; only a deliberate force push goes on. */
+export class ReplicationStoppedError extends MemgitError {
+  constructor(
+    readonly remote: string,
+    readonly reason: string,
+  ) {
+    super(`memgit: replication to ${remote} is stopped: ${reason}`);
+  }
+}
+
+/** A write to a read-only clone (made by `memgit clone` for auditing). */
+export class ReadOnlyStoreError extends MemgitError {
+  constructor() {
+    super('memgit: this store is a read-only clone for auditing; it takes no writes (memgit restore-from makes a writable copy)');
+  }
+}
+
+/** A redaction that cannot run as asked: nothing or several things to match, a bad regex, an unknown call. */
+export class RedactionRefusedError extends MemgitError {}

@@ -22,6 +22,12 @@ import type { ObjectStore } from './objects';
 
 export interface GcOptions {
   full?: boolean;
+  /**
+   * With `full`: also delete every loose object the new pack does not hold (unreachable ones), as a
+   * redaction needs so that erased content leaves the disk. Off for ordinary gc, which never deletes an
+   * object it did not pack.
+   */
+  pruneUnreachable?: boolean;
   onProgress?: (message: string) => void;
 }
 
@@ -61,6 +67,7 @@ export async function repack(objects: ObjectStore, durableFs: DurableFs, dir: st
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
   }
+  if (full && options.pruneUnreachable) looseRemoved += await removeLooseExcept(path.join(gitdir, 'objects'), packedSet);
   await removeEmptyFanoutDirs(path.join(gitdir, 'objects'));
   const base = packFile.slice(0, -'.pack'.length);
   let packsRemoved = 0;
@@ -129,8 +136,25 @@ export async function estimateLooseObjects(gitdir: string): Promise<number> {
   return names.filter((name) => /^[0-9a-f]{38}$/.test(name)).length * 256;
 }
 
+async function removeLooseExcept(objectsDir: string, keep: Set<string>): Promise<number> {
+  let removed = 0;
+  for (const fan of await fs.promises.readdir(objectsDir)) {
+    if (!/^[0-9a-f]{2}$/.test(fan)) continue;
+    for (const name of await fs.promises.readdir(path.join(objectsDir, fan))) {
+      if (!/^[0-9a-f]{38}$/.test(name) || keep.has(fan + name)) continue;
+      await fs.promises.rm(path.join(objectsDir, fan, name), { force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/** What gc keeps: the branches, HEAD, and memgit's own refs (the redaction audit log). */
 async function branchTips(durableFs: DurableFs, gitdir: string): Promise<string[]> {
   const tips = new Set<string>();
+  for (const ref of await git.listRefs({ fs: durableFs.gitFs, gitdir, filepath: 'refs/memgit' }).catch(() => [] as string[])) {
+    tips.add(await git.resolveRef({ fs: durableFs.gitFs, gitdir, ref: `refs/memgit/${ref}` }));
+  }
   for (const branch of await git.listBranches({ fs: durableFs.gitFs, gitdir })) {
     tips.add(await git.resolveRef({ fs: durableFs.gitFs, gitdir, ref: `refs/heads/${branch}` }));
   }

@@ -94,6 +94,16 @@ export class HistoryIndex {
     return { loaded, added: added.length };
   }
 
+  /** Forget everything, on disk too: the history was rewritten (a redaction); `open` rebuilds it from git. */
+  reset(): Promise<void> {
+    return this.queue.run(async () => {
+      this.truncate(0);
+      this.fileNeedsRewrite = false;
+      await fs.promises.rm(this.file, { force: true });
+      this.fileLoaded = false; // the next open rebuilds from git and writes the file anew
+    });
+  }
+
   /** Record a commit that was just written. */
   record(entry: HistoryEntry): Promise<void> {
     return this.queue.run(async () => {

@@ -7,7 +7,7 @@ import { isValidId } from '../contract/paths';
 import type { CommandOutcome, ContractOptions, TreeEdit } from '../contract/types';
 import { ClientInfo, clientTrailers, CommitMeta, formatCommitMessage } from './commit-message';
 import { DurableFs, removeStaleTempFiles } from './durable-fs';
-import { CommitNotFoundError, InvalidToolUseError, NotAStoreError, StoreClosedError, StoreCorruptError } from './errors';
+import { CommitNotFoundError, InvalidToolUseError, NotAStoreError, ReadOnlyStoreError, StoreClosedError, StoreCorruptError } from './errors';
 import { GitTreeReader, MEMORY_ROOT, toRepoPath } from './git-reader';
 import { HistoryEntry, HistoryIndex, makeEntry } from './history-index';
 import { estimateLooseObjects, GcOptions, GcReport, repack } from './gc';
@@ -18,6 +18,11 @@ import { KEEP_FILE, TreeDraft } from './tree-draft';
 import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
 import * as rollback from './rollback';
+import { listRemotes, Replicator } from './replication';
+import type { ReplicationPort, ReplicatorOptions } from './replication';
+import * as redaction from './redaction';
+import { FlagIndex } from './flags';
+import type { RedactionOutcome, RedactionPort, RedactOptions } from './redaction';
 import type { RollbackOptions, RollbackOutcome } from './rollback';
 
 export interface Author {
@@ -47,6 +52,20 @@ export interface StoreOptions {
    * in the background after a call is acknowledged (default 20,000; 0 turns automatic packing off).
    */
   autoGcLooseObjects?: number;
+  /**
+   * Push to the remotes added with `--auto` after every commit, in the background (default true; see
+   * src/store/replication). Options tune batching and backoff.
+   */
+  replicate?: boolean | ReplicatorOptions;
+  /** On close, wait up to this long for a push under way or still owed (ms, default 3000). */
+  replicationFlushMs?: number;
+  /**
+   * Flag calls that write likely secrets (secretlint's recommended rules) for operators, in the
+   * background (default true). Personal data (e-mail, phone, IBAN, card numbers) is flagged only where
+   * the store opts in: this option or `memgit flags --personal-data on`.
+   */
+  flags?: boolean;
+  flagPersonalData?: boolean;
 }
 
 /** A Messages API tool_use block for the memory tool. */
@@ -114,6 +133,14 @@ export class MemoryStore {
   private readonly autoGcLooseObjects: number;
   private commitsSinceGcCheck = 0;
   private pendingGc: Promise<void> | null = null;
+  /** A clone made by `memgit clone` for auditing (config memgit.readonly): every write is refused. */
+  readOnly = false;
+  private readonly committedListeners = new Set<() => void>();
+  private replicator: Replicator | null = null;
+  private readonly replicationFlushMs: number;
+  /** Calls flagged for likely secrets or personal data (src/store/flags). */
+  readonly flags: FlagIndex;
+  private personalData = false;
 
   private constructor(dir: string, options: StoreOptions) {
     this.dir = dir;
@@ -135,6 +162,8 @@ export class MemoryStore {
     this.author = options.author ?? DEFAULT_AUTHOR;
     this.log = options.log ?? ((message) => process.stderr.write(`memgit: ${message}\n`));
     this.autoGcLooseObjects = options.autoGcLooseObjects ?? DEFAULT_AUTO_GC_LOOSE_OBJECTS;
+    this.replicationFlushMs = options.replicationFlushMs ?? 3000;
+    this.flags = new FlagIndex(this.gitdir, this.objects, { personalData: () => this.personalData, log: (m) => this.log(m) });
   }
 
   /** Open the store in `repoDir`, creating and initialising it on first use and repairing a crash. */
@@ -153,9 +182,12 @@ export class MemoryStore {
     await store.lock.withLock(async () => {
       await store.initialiseIfNew();
       await store.recoverIfNeeded({ scanWorktree: true });
+      await redaction.recoverRedaction(store.redaction());
       const head = await store.readHead();
       await store.history.open(head);
     });
+    await store.startReplication(options.replicate ?? true);
+    await store.startFlagging(options);
     return store;
   }
 
@@ -176,6 +208,7 @@ export class MemoryStore {
     if (!isValidId(context?.session)) return fail(`Error: Invalid session id ${JSON.stringify(context?.session)}`);
     const input = block.input;
     const command = isRecord(input) ? input.command : undefined;
+    if (command !== 'view' && this.readOnly) throw new ReadOnlyStoreError();
     if (command === 'view') {
       return this.lock.inOrder(async () => {
         const outcome = await runCommand(input, await this.readerAt(await this.refreshHead()), this.contractOptions);
@@ -241,6 +274,116 @@ export class MemoryStore {
     await this.pendingGc; // an automatic gc already under way finishes first
     await this.lock.inOrder(async () => undefined);
     this.closed = true;
+    await Promise.all([this.replicator?.close(this.replicationFlushMs), waitAtMost(this.flags.idle(), 2000)]);
+    this.flags.stop(); // a long scan of old history is left for the next process
+  }
+
+  private async startFlagging(options: StoreOptions): Promise<void> {
+    if (options.flags === false) return;
+    const configured: unknown = await git.getConfig({ fs: this.durableFs.gitFs, gitdir: this.gitdir, path: 'memgit.flagpersonaldata' }).catch(() => undefined);
+    this.personalData = options.flagPersonalData ?? (configured === true || configured === 'true');
+    const scan = () => void this.flags.catchUp(() => this.history.all());
+    this.committedListeners.add(scan);
+    scan();
+  }
+
+  /**
+   * Erase text, a regex's matches, a file or one call's writing from all of history (src/store/redaction),
+   * under the write lock, with an audit record on refs/memgit/audit. `dryRun` previews and writes nothing.
+   */
+  redact(options: RedactOptions): Promise<RedactionOutcome> {
+    this.assertOpen();
+    if (this.readOnly) throw new ReadOnlyStoreError();
+    return redaction.redact(this.redaction(), options, this.author);
+  }
+
+  /** The narrow interface redaction works through (src/store/redaction never imports this file). */
+  redaction(): RedactionPort {
+    return {
+      dir: this.dir,
+      gitdir: this.gitdir,
+      objects: this.objects,
+      durableFs: this.durableFs,
+      entries: () => this.history.all(),
+      head: () => this.readHead(),
+      exclusive: (task) => this.withWriteLock(async () => {
+        await this.refreshHead();
+        return task();
+      }),
+      afterRewrite: async (oldHead, newHead) => {
+        this.commitTrees.clear();
+        this.blobSizes.clear();
+        const changes = await diffTrees(this.objects, await this.commitTree(oldHead).catch(() => null), await this.commitTree(newHead));
+        await this.beginTransaction();
+        await this.worktree.apply(changes);
+        await this.endTransaction();
+        await this.history.reset();
+        await this.history.open(newHead);
+        await this.flags.idle();
+        this.flags.reset();
+      },
+      announce: () => {
+        for (const listener of this.committedListeners) listener(); // replicas and flags see the rewritten history
+      },
+      log: (message) => this.log(message),
+    };
+  }
+
+  /**
+   * The narrow interface replication works through (src/store/replication never imports this file):
+   * HEAD, the history as a list of commits, a fast-forward under the write lock, and commit notifications.
+   */
+  replication(): ReplicationPort {
+    return {
+      dir: this.dir,
+      gitdir: this.gitdir,
+      readOnly: this.readOnly,
+      head: () => this.refreshHead(),
+      commitsAfter: (commit) => {
+        const all = this.history.all();
+        const start = commit === null ? 0 : this.history.position(commit);
+        if (start === undefined) return null;
+        return all.slice(commit === null ? 0 : start + 1).map((e) => ({ commit: e.commit, time: e.time }));
+      },
+      fastForward: (commit) => this.fastForward(commit),
+      onCommitted: (listener) => {
+        this.committedListeners.add(listener);
+        return () => this.committedListeners.delete(listener);
+      },
+      log: (message) => this.log(message),
+    };
+  }
+
+  private async startReplication(replicate: boolean | ReplicatorOptions): Promise<void> {
+    const readOnly: unknown = await git.getConfig({ fs: this.durableFs.gitFs, gitdir: this.gitdir, path: 'memgit.readonly' }).catch(() => undefined);
+    this.readOnly = readOnly === true || readOnly === 'true';
+    if (!replicate || this.readOnly) return;
+    const remotes = (await listRemotes({ fs, gitdir: this.gitdir })).filter((r) => r.auto);
+    if (remotes.length) this.replicator = new Replicator(this.replication(), remotes, replicate === true ? {} : replicate);
+  }
+
+  /**
+   * Move the branch forward to `commit` — fetched from a replica, its objects already durable — and
+   * project it, as one write under the lock (`memgit pull`).
+   */
+  private fastForward(commit: string): Promise<void> {
+    return this.withWriteLock(async () => {
+      const head = await this.refreshHead();
+      if (commit === head) return;
+      if (!(await git.isDescendent({ fs: this.durableFs.gitFs, gitdir: this.gitdir, oid: commit, ancestor: head, depth: -1 }))) {
+        throw new StoreCorruptError(`memgit: ${commit.slice(0, 12)} does not descend from HEAD ${head.slice(0, 12)}; refusing to move the branch`);
+      }
+      const headTree = await this.commitTree(head);
+      const newTree = await this.commitTree(commit);
+      await this.beginTransaction();
+      await this.durableFs.flush();
+      await git.writeRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: `refs/heads/${STORE_BRANCH}`, value: commit, force: true });
+      await this.durableFs.flush();
+      await this.worktree.apply(await diffTrees(this.objects, headTree, newTree));
+      await this.durableFs.flush();
+      await this.history.open(commit);
+      await this.endTransaction();
+    });
   }
 
   /** The current HEAD commit, bringing the history index up to date with other processes' writes. */
@@ -288,6 +431,10 @@ export class MemoryStore {
       if (exact) return exact;
       const matches = this.history.all().filter((e) => e.commit.startsWith(lower));
       if (matches.length === 1) return matches[0];
+      // A commit id from before a redaction (a bookmark, a link) resolves to the commit that replaced it.
+      const moved = await redaction.rewrittenCommit(this.redaction(), lower);
+      const entry = moved && this.history.get(moved.commit);
+      if (entry) return entry;
     }
     throw new CommitNotFoundError(ref);
   }
@@ -301,6 +448,7 @@ export class MemoryStore {
     build: (head: string) => Promise<{ memoryTree: string | null; meta: CommitMeta; value: T } | null>,
   ): Promise<{ commit: string | null; value: T | null }> {
     this.assertOpen();
+    if (this.readOnly) throw new ReadOnlyStoreError();
     return this.withWriteLock(async () => {
       const head = await this.refreshHead();
       await this.beginTransaction(); // `build` may write objects
@@ -428,6 +576,7 @@ export class MemoryStore {
     await this.history.record(makeEntry(commit, head, timestamp, meta, changes));
     await this.endTransaction();
     this.maybeScheduleGc();
+    for (const listener of this.committedListeners) listener();
     return commit;
   }
 
@@ -588,6 +737,11 @@ function toResult(id: string, outcome: CommandOutcome): ToolResult {
   const result: ToolResult = { type: 'tool_result', tool_use_id: id, content: outcome.text };
   if (outcome.isError) result.is_error = true;
   return result;
+}
+
+function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()))]).finally(() => clearTimeout(timer));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

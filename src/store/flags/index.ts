@@ -1,0 +1,183 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { HistoryEntry } from '../history-index';
+import type { ObjectStore } from '../objects';
+import { findPersonalData, mask } from './personal-data';
+import { SecretScanner } from './secret-scanner';
+
+/**
+ * Flags on write: every call whose writing adds a likely secret (or, where the store opts in, personal
+ * data) is flagged for operators, with a masked sample, never the value. The agent's result is never
+ * affected: scanning happens after the call is acknowledged, off the calling thread, and a scan that
+ * fails only logs. Flags live in `.git/memgit/flags-v1.jsonl` (one line per flagged commit) with a small
+ * state file saying how far history was scanned, so an old store is scanned once, in the background.
+ */
+export interface Finding {
+  kind: 'secret' | 'personal';
+  /** secretlint rule (e.g. `anthropic`, `aws`, `github`) or `email`, `phone`, `iban`, `card`. */
+  rule: string;
+  path: string;
+  line: number;
+  masked: string;
+}
+
+export interface FlagRecord {
+  commit: string;
+  toolUseId: string | null;
+  session: string | null;
+  time: number;
+  findings: Finding[];
+}
+
+const FILE = 'flags-v1.jsonl';
+const STATE = 'flags-state-v1.json';
+const MAX_SCANNED_BYTES = 1024 * 1024;
+
+let sharedScanner: SecretScanner | null = null;
+/** One worker per process, shared by every store in it (secretlint loads once). */
+function scanner(): SecretScanner {
+  sharedScanner ??= new SecretScanner();
+  return sharedScanner;
+}
+
+export class FlagIndex {
+  private records: FlagRecord[] = [];
+  private readonly byToolUse = new Map<string, FlagRecord>();
+  private through: string | null = null;
+  private loaded = false;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly gitdir: string,
+    private readonly objects: ObjectStore,
+    private readonly options: { personalData: () => boolean; log: (m: string) => void },
+  ) {}
+
+  private get file(): string {
+    return path.join(this.gitdir, 'memgit', FILE);
+  }
+
+  private get stateFile(): string {
+    return path.join(this.gitdir, 'memgit', STATE);
+  }
+
+  private load(): void {
+    if (this.loaded) return;
+    this.loaded = true;
+    try {
+      for (const line of fs.readFileSync(this.file, 'utf8').split('\n')) {
+        if (!line) continue;
+        try {
+          this.add(JSON.parse(line) as FlagRecord);
+        } catch {
+          // a torn last line: that commit is scanned again
+        }
+      }
+      this.through = (JSON.parse(fs.readFileSync(this.stateFile, 'utf8')) as { through: string | null }).through;
+    } catch {
+      // nothing scanned yet
+    }
+  }
+
+  private add(record: FlagRecord): void {
+    this.records.push(record);
+    if (record.toolUseId) this.byToolUse.set(record.toolUseId, record);
+  }
+
+  /** Every flagged call, oldest first. */
+  all(): readonly FlagRecord[] {
+    this.load();
+    return this.records;
+  }
+
+  forCall(toolUseId: string): FlagRecord | undefined {
+    this.load();
+    return this.byToolUse.get(toolUseId);
+  }
+
+  /** Scan whatever history has that was not scanned yet (in the background; resolves when done). */
+  catchUp(entries: () => readonly HistoryEntry[]): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.scanPending(entries)
+      .catch((error: Error) => this.options.log(`flagging secrets failed (memory calls are unaffected): ${error.message}`))
+      .finally(() => {
+        this.running = null;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          void this.catchUp(entries);
+        }
+      });
+    return this.running;
+  }
+
+  /** Stop after the commit being scanned (the store closes); the next process scans the rest. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Wait for scanning under way. */
+  idle(): Promise<void> {
+    return this.running ?? Promise.resolve();
+  }
+
+  /** History was rewritten (a redaction): forget the flags and scan the new history again. */
+  reset(): void {
+    this.records = [];
+    this.byToolUse.clear();
+    this.through = null;
+    this.loaded = true;
+    fs.rmSync(this.file, { force: true });
+    fs.rmSync(this.stateFile, { force: true });
+  }
+
+  private async scanPending(entries: () => readonly HistoryEntry[]): Promise<void> {
+    this.load();
+    const all = entries();
+    let start = 0;
+    if (this.through) {
+      const at = all.findIndex((e) => e.commit === this.through);
+      start = at < 0 ? 0 : at + 1;
+      if (at < 0) this.reset();
+    }
+    for (let i = start; i < all.length && !this.stopped; i++) {
+      const record = await this.scanEntry(all[i]);
+      if (record) {
+        this.add(record);
+        fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+        fs.appendFileSync(this.file, JSON.stringify(record) + '\n', { mode: 0o600 });
+      }
+      this.through = all[i].commit;
+      if (record || i === all.length - 1 || i % 200 === 0) fs.writeFileSync(this.stateFile, JSON.stringify({ through: this.through }) + '\n', { mode: 0o600 });
+    }
+  }
+
+  private async scanEntry(entry: HistoryEntry): Promise<FlagRecord | null> {
+    const findings: Finding[] = [];
+    for (const change of entry.changes) {
+      if (!change.newOid || !change.path.startsWith('memories/')) continue;
+      const after = Buffer.from(await this.objects.readBlob(change.newOid)).toString('utf8');
+      if (after.length > MAX_SCANNED_BYTES) continue;
+      const before = change.oldOid ? new Set(Buffer.from(await this.objects.readBlob(change.oldOid)).toString('utf8').split('\n')) : new Set<string>();
+      const lines = after.split('\n');
+      const added = lines.map((text, i) => ({ text, line: i + 1 })).filter((l) => l.text.trim() !== '' && !before.has(l.text));
+      if (added.length === 0) continue;
+      const text = added.map((l) => l.text).join('\n');
+      const lineAt = (offset: number) => added[text.slice(0, offset).split('\n').length - 1]?.line ?? 1;
+      for (const f of await scanner().scan(text)) {
+        findings.push({ kind: 'secret', rule: f.rule, path: `/${change.path}`, line: lineAt(f.start), masked: mask(text.slice(f.start, f.end)) });
+      }
+      if (this.options.personalData()) {
+        for (const f of findPersonalData(text)) {
+          findings.push({ kind: 'personal', rule: f.rule, path: `/${change.path}`, line: lineAt(f.start), masked: mask(text.slice(f.start, f.end)) });
+        }
+      }
+    }
+    if (findings.length === 0) return null;
+    return { commit: entry.commit, toolUseId: entry.toolUseId ?? null, session: entry.session ?? null, time: entry.time, findings };
+  }
+}

@@ -1,0 +1,78 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * Secrets are found by secretlint's recommended preset (a maintained rule set: Anthropic, OpenAI, AWS,
+ * GCP, GitHub, Slack, npm, private keys, basic auth in URLs, connection strings...). secretlint ships as
+ * ES modules only; it runs in a worker thread, which loads it with Node's own module loader whatever
+ * loads memgit, and keeps the scanning off the thread that answers memory calls.
+ */
+export interface SecretFinding {
+  rule: string;
+  /** Character offsets in the scanned text. */
+  start: number;
+  end: number;
+}
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { pathToFileURL } = require('node:url');
+const ready = Promise.all([import(pathToFileURL(workerData.core).href), import(pathToFileURL(workerData.preset).href)]);
+parentPort.on('message', async ({ id, text }) => {
+  try {
+    const [core, preset] = await ready;
+    const result = await core.lintSource({
+      source: { filePath: 'memory.md', content: text, ext: '.md', contentType: 'text' },
+      options: { config: { rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: preset.creator }] }, maskSecrets: true },
+    });
+    parentPort.postMessage({ id, findings: result.messages.map((m) => ({ rule: String(m.ruleId).replace('@secretlint/secretlint-rule-', ''), start: m.range[0], end: m.range[1] })) });
+  } catch (error) {
+    parentPort.postMessage({ id, error: String(error && error.message || error) });
+  }
+});
+`;
+
+export class SecretScanner {
+  private worker: Worker | null = null;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: (f: SecretFinding[]) => void; reject: (e: Error) => void }>();
+
+  scan(text: string): Promise<SecretFinding[]> {
+    const worker = this.start();
+    const id = ++this.nextId;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.ref(); // an answer is awaited: keep the process alive for it
+      worker.postMessage({ id, text });
+    });
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { core: require.resolve('@secretlint/core'), preset: require.resolve('@secretlint/secretlint-rule-preset-recommend') },
+    });
+    worker.on('message', (message: { id: number; findings?: SecretFinding[]; error?: string }) => {
+      const waiter = this.pending.get(message.id);
+      this.pending.delete(message.id);
+      if (this.pending.size === 0) worker.unref();
+      if (!waiter) return;
+      if (message.error !== undefined) waiter.reject(new Error(`secret scan failed: ${message.error}`));
+      else waiter.resolve(message.findings ?? []);
+    });
+    worker.on('error', (error) => {
+      for (const waiter of this.pending.values()) waiter.reject(error);
+      this.pending.clear();
+      this.worker = null;
+    });
+    worker.unref(); // an idle scanner never keeps a process alive
+    this.worker = worker;
+    return worker;
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    if (worker) await worker.terminate();
+  }
+}

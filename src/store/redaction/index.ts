@@ -1,0 +1,302 @@
+import * as nodeFs from 'node:fs';
+import * as path from 'node:path';
+import git from 'isomorphic-git';
+import { oneLine } from '../commit-message';
+import { RedactionRefusedError } from '../errors';
+import { repack } from '../gc';
+import { listRemotes } from '../replication/remote-config';
+import { updateRemoteState } from '../replication/state';
+import { STORE_BRANCH } from '../repo-config';
+import { AUDIT_REF, auditHead, nextId, readRecords, RedactionRecord, writeAuditCommit } from './audit-log';
+import { addedLines, compileRegex, linesRedactor, marker, matchHash, pathRedactor, RedactionTarget, Redactor, regexRedactor, targetKind, textRedactor } from './matcher';
+import type { RedactionPort } from './port';
+import { objectsContaining, plainFiles } from './prune';
+import { PreviewItem, rewriteHistory } from './rewrite';
+
+export type { RedactionPort } from './port';
+export type { RedactionRecord } from './audit-log';
+export type { RedactionTarget } from './matcher';
+export type { PreviewItem } from './rewrite';
+export { AUDIT_REF } from './audit-log';
+
+/**
+ * Redaction: erase a secret or personal data from all of history, keeping an audit record of the erasure.
+ *
+ * Crash safety rests on one atomic step, the branch's ref moving from the old history to the new one:
+ * every new object (rewritten blobs, trees, commits and the audit commit) is durable first, then a
+ * journal naming both heads, then the branch. A crash before the branch moves leaves the old history
+ * whole (the journal is dropped on the next open and the redaction can be run again); after it, the next
+ * open finishes the rest (audit ref, caches, pruning) from the journal.
+ */
+export interface RedactOptions extends RedactionTarget {
+  /** Limit the search to commits from..to (commit ids or tool_use ids, inclusive); default all. */
+  at?: { from?: string; to?: string };
+  reason: string;
+  operator: string;
+  dryRun?: boolean;
+  onProgress?: (message: string) => void;
+}
+
+export interface RedactionOutcome {
+  id: string;
+  dryRun: boolean;
+  marker: string;
+  matched: string;
+  commitsChanged: number;
+  commitsRewritten: number;
+  blobsRedacted: number;
+  firstRewritten: string | null;
+  oldHead: string;
+  newHead: string;
+  preview: PreviewItem[];
+  record: RedactionRecord | null;
+}
+
+const OPERATOR = /^[A-Za-z0-9_.:@-]{1,64}$/;
+
+interface Journal {
+  id: string;
+  oldHead: string;
+  newHead: string;
+  auditCommit: string;
+  firstRewritten: string;
+}
+
+function journalFile(gitdir: string): string {
+  return path.join(gitdir, 'memgit', 'redaction-pending.json');
+}
+
+export async function redact(
+  port: RedactionPort,
+  options: RedactOptions,
+  author: { name: string; email: string },
+): Promise<RedactionOutcome> {
+  const kind = targetKind(options);
+  if (!OPERATOR.test(options.operator ?? '')) throw new RedactionRefusedError('memgit: --operator must be 1-64 characters of A-Z a-z 0-9 _ . : @ -');
+  const reason = oneLine(options.reason ?? '');
+  if (!reason) throw new RedactionRefusedError('memgit: a redaction needs a reason (--reason)');
+  if (kind === 'regex') compileRegex(options.regex!);
+  return port.exclusive(async () => {
+    await recoverRedaction(port);
+    const entries = port.entries();
+    const records = await readRecords(port.objects, port.durableFs, port.gitdir);
+    const id = nextId(records);
+    const now = new Date();
+    const mark = marker(id, now);
+    const redactor = await buildRedactor(port, options, kind, mark);
+    const range = rangeOf(entries, options.at);
+    const progress = options.onProgress;
+    let lastShown = 0;
+    const result = await rewriteHistory(port.objects, entries, redactor, {
+      id,
+      dryRun: !!options.dryRun,
+      pathSensitive: kind === 'path',
+      range,
+      onProgress: progress
+        ? (done, total) => {
+            if (done === total || Date.now() - lastShown > 1000) {
+              lastShown = Date.now();
+              progress(`redaction ${id}: ${done}/${total} commits`);
+            }
+          }
+        : undefined,
+    });
+    const outcome: RedactionOutcome = {
+      id,
+      dryRun: !!options.dryRun,
+      marker: mark,
+      matched: matchHash(options),
+      commitsChanged: result.commitsChanged,
+      commitsRewritten: result.commitsRewritten,
+      blobsRedacted: result.blobsRedacted,
+      firstRewritten: result.firstRewritten,
+      oldHead: result.oldHead,
+      newHead: result.newHead,
+      preview: result.preview,
+      record: null,
+    };
+    if (options.dryRun || result.blobsRedacted === 0) return outcome;
+    const record: RedactionRecord = {
+      schema: 'memgit.redaction/1',
+      id,
+      operator: options.operator,
+      reason,
+      time: now.toISOString(),
+      kind,
+      matched: outcome.matched,
+      marker: mark,
+      range: options.at ? { from: options.at.from ?? null, to: options.at.to ?? null } : null,
+      oldHead: result.oldHead,
+      newHead: result.newHead,
+      firstRewritten: result.firstRewritten!,
+      commitsChanged: result.commitsChanged,
+      commitsRewritten: result.map.size,
+      blobsRedacted: result.blobsRedacted,
+      map: Object.fromEntries(result.map),
+    };
+    const auditCommit = await writeAuditCommit(port.objects, port.durableFs, port.gitdir, record, author);
+    await port.durableFs.flush(); // every new object is durable before anything names it
+    const journal: Journal = { id, oldHead: result.oldHead, newHead: result.newHead, auditCommit, firstRewritten: result.firstRewritten! };
+    await nodeFs.promises.mkdir(path.dirname(journalFile(port.gitdir)), { recursive: true });
+    await port.durableFs.writeFile(journalFile(port.gitdir), JSON.stringify(journal) + '\n');
+    await port.durableFs.flush();
+    if ((await port.head()) !== result.oldHead) throw new RedactionRefusedError('memgit: the store moved during the redaction; nothing was changed');
+    // The one atomic step: from here on the new history is the store's.
+    await git.writeRef({ fs: port.durableFs.gitFs, gitdir: port.gitdir, ref: `refs/heads/${STORE_BRANCH}`, value: result.newHead, force: true });
+    await port.durableFs.flush();
+    port.log(`redaction ${id} by ${options.operator}: ${result.commitsChanged} commit(s) changed, ${result.map.size} rewritten from ${result.firstRewritten!.slice(0, 12)}; reason: ${reason}`);
+    await finish(port, journal);
+    return { ...outcome, record };
+  });
+}
+
+/** A redaction interrupted by a crash: finish it if the branch moved, forget it if not. Idempotent. */
+export async function recoverRedaction(port: RedactionPort): Promise<void> {
+  let journal: Journal;
+  try {
+    journal = JSON.parse(await nodeFs.promises.readFile(journalFile(port.gitdir), 'utf8')) as Journal;
+  } catch {
+    return;
+  }
+  const head = await git.resolveRef({ fs: port.durableFs.gitFs, gitdir: port.gitdir, ref: `refs/heads/${STORE_BRANCH}` });
+  if (head === journal.newHead) {
+    port.log(`finishing redaction ${journal.id}, interrupted after the history was rewritten`);
+    await finish(port, journal);
+  } else {
+    port.log(`redaction ${journal.id} was interrupted before the history was rewritten; nothing of it was applied (run it again)`);
+    await nodeFs.promises.rm(journalFile(port.gitdir), { force: true });
+  }
+}
+
+async function finish(port: RedactionPort, journal: Journal): Promise<void> {
+  const args = { fs: port.durableFs.gitFs, gitdir: port.gitdir };
+  if ((await auditHead(port.durableFs, port.gitdir)) !== journal.auditCommit) {
+    await git.writeRef({ ...args, ref: AUDIT_REF, value: journal.auditCommit, force: true });
+  }
+  // Remote-tracking refs and FETCH_HEAD still name the old history: drop them (the next fetch or push
+  // writes them anew), so nothing keeps the erased objects reachable.
+  for (const ref of await git.listRefs({ ...args, filepath: 'refs/remotes' }).catch(() => [] as string[])) {
+    await git.deleteRef({ ...args, ref: `refs/remotes/${ref}` });
+  }
+  for (const name of ['FETCH_HEAD', 'ORIG_HEAD']) await nodeFs.promises.rm(path.join(port.gitdir, name), { force: true });
+  await port.durableFs.flush();
+  await port.afterRewrite(journal.oldHead, journal.newHead);
+  await repack(port.objects, port.durableFs, port.dir, port.gitdir, { full: true, pruneUnreachable: true });
+  const stillThere = await git.readObject({ fs: nodeFs, gitdir: port.gitdir, oid: journal.firstRewritten, cache: {} }).then(
+    () => true,
+    () => false,
+  );
+  if (stillThere) throw new Error(`redaction ${journal.id}: the old commit ${journal.firstRewritten} can still be read after pruning`);
+  // Replicas hold the old history: the next push (now, if replication runs) replaces it, logged.
+  for (const remote of await listRemotes({ fs: nodeFs, gitdir: port.gitdir })) {
+    updateRemoteState(port.gitdir, remote.name, { pendingForce: `redaction ${journal.id} rewrote history`, stopped: null });
+  }
+  await nodeFs.promises.rm(journalFile(port.gitdir), { force: true });
+  port.announce();
+}
+
+async function buildRedactor(port: RedactionPort, options: RedactOptions, kind: string, mark: string): Promise<Redactor> {
+  switch (kind) {
+    case 'text':
+      return textRedactor(options.text!, mark);
+    case 'regex':
+      return regexRedactor(options.regex!, mark);
+    case 'path': {
+      const p = options.path!;
+      if (!/^\/memories\/[^\0]+$/.test(p) || p.split('/').some((s) => s === '..' || s === '.')) {
+        throw new RedactionRefusedError(`memgit: ${JSON.stringify(p)} is not a /memories file path`);
+      }
+      const repoPath = p.slice(1).replace(/\/+$/, '');
+      if (!port.entries().some((e) => e.changes.some((c) => c.path === repoPath))) {
+        throw new RedactionRefusedError(`memgit: no version of ${p} exists in this store's history`);
+      }
+      return pathRedactor(repoPath, mark);
+    }
+    default: {
+      const entry = port.entries().find((e) => e.toolUseId === options.call);
+      if (!entry) throw new RedactionRefusedError(`memgit: no call with tool_use id ${JSON.stringify(options.call)} in this store`);
+      const lines = new Set<string>();
+      for (const change of entry.changes) {
+        if (!change.newOid || !change.path.startsWith('memories/')) continue;
+        const before = change.oldOid ? Buffer.from(await port.objects.readBlob(change.oldOid)).toString('utf8') : '';
+        const after = Buffer.from(await port.objects.readBlob(change.newOid)).toString('utf8');
+        for (const line of addedLines(before, after)) lines.add(line);
+      }
+      if (lines.size === 0) throw new RedactionRefusedError(`memgit: call ${options.call} added no lines (a delete or a rename); redact by text or path instead`);
+      return linesRedactor(lines, mark);
+    }
+  }
+}
+
+function rangeOf(entries: readonly { commit: string; toolUseId?: string }[], at: RedactOptions['at']): { from: number; to: number } {
+  const find = (ref: string) => {
+    const i = entries.findIndex((e) => e.toolUseId === ref || e.commit === ref || (ref.length >= 7 && /^[0-9a-f]+$/.test(ref) && e.commit.startsWith(ref)));
+    if (i < 0) throw new RedactionRefusedError(`memgit: ${JSON.stringify(ref)} names no commit or call in this store`);
+    return i;
+  };
+  const from = at?.from ? find(at.from) : 0;
+  const to = at?.to ? find(at.to) : entries.length - 1;
+  if (from > to) throw new RedactionRefusedError('memgit: the range ends before it starts');
+  return { from, to };
+}
+
+export function listRedactions(port: Pick<RedactionPort, 'objects' | 'durableFs' | 'gitdir'>): Promise<RedactionRecord[]> {
+  return readRecords(port.objects, port.durableFs, port.gitdir);
+}
+
+/** Where an old commit id (from before a redaction) went: its rewritten commit and the redaction. */
+export async function rewrittenCommit(port: Pick<RedactionPort, 'objects' | 'durableFs' | 'gitdir'>, ref: string): Promise<{ commit: string; redaction: string } | null> {
+  if (!/^[0-9a-f]{7,40}$/.test(ref)) return null;
+  let current: { commit: string; redaction: string } | null = null;
+  for (const record of await listRedactions(port)) {
+    const target: string = current?.commit ?? ref;
+    const hit: [string, string] | undefined = Object.entries(record.map).find(([old]) => (target.length === 40 ? old === target : old.startsWith(target)));
+    if (hit) current = { commit: hit[1], redaction: record.id };
+  }
+  return current;
+}
+
+export interface VerificationReport {
+  redaction: string;
+  objectsScanned: number;
+  objectsWithText: string[];
+  filesScanned: number;
+  filesWithText: string[];
+}
+
+/**
+ * Prove an erasure: search every object in the repository (loose and packed, reachable or not, inflated)
+ * and every other file of the store for the text (or regex) given again by the operator, which must be
+ * what the redaction matched (its hash is compared with the record).
+ */
+export async function verifyRedaction(
+  port: Pick<RedactionPort, 'objects' | 'durableFs' | 'gitdir' | 'dir'>,
+  id: string,
+  target: RedactionTarget,
+): Promise<VerificationReport> {
+  const record = (await listRedactions(port)).find((r) => r.id === id);
+  if (!record) throw new RedactionRefusedError(`memgit: no redaction ${id} in this store's audit log`);
+  const kind = targetKind(target);
+  if (kind !== 'text' && kind !== 'regex') throw new RedactionRefusedError('memgit: verify with the text or regex that was redacted');
+  if (record.kind === kind && matchHash(target) !== record.matched) {
+    throw new RedactionRefusedError(`memgit: that ${kind} is not what redaction ${id} matched (the hashes differ)`);
+  }
+  const contains =
+    kind === 'text'
+      ? (bytes: Buffer) => bytes.includes(Buffer.from(target.text!, 'utf8'))
+      : (() => {
+          const regex = compileRegex(target.regex!);
+          return (bytes: Buffer) => {
+            regex.lastIndex = 0;
+            return regex.test(bytes.toString('utf8'));
+          };
+        })();
+  const objects = await objectsContaining(port.gitdir, contains);
+  const objectsDir = path.join(port.gitdir, 'objects');
+  const files = await plainFiles(port.dir, (full) => full === objectsDir);
+  const filesWithText: string[] = [];
+  for (const file of files) {
+    if (contains(await nodeFs.promises.readFile(file))) filesWithText.push(path.relative(port.dir, file));
+  }
+  return { redaction: id, objectsScanned: objects.scanned, objectsWithText: objects.found, filesScanned: files.length, filesWithText };
+}

@@ -1,0 +1,79 @@
+import { ReplicationRefusedError, ReplicationStoppedError } from '../errors';
+import type { ReplicationPort } from './port';
+import type { RemoteConfig } from './remote-config';
+import { displayUrl } from './remote-config';
+import { readRemoteState, updateRemoteState } from './state';
+import { describeTransportError, pushBranch } from './transport';
+
+export interface PushReport {
+  remote: string;
+  /** The commit the remote's branch now points at. */
+  head: string;
+  /** Commits this push carried (0 when the remote was up to date). */
+  commits: number;
+  forced: boolean;
+}
+
+export interface PushOptions {
+  /** Overwrite the remote branch even if it holds commits this store does not know. Needs a reason. */
+  force?: boolean;
+  reason?: string;
+}
+
+/**
+ * Push the store's branch to one remote. The replica is a mirror, never a second writer: when the remote
+ * branch holds a commit that is not in this store's history, the push is refused, replication of that
+ * remote stops (recorded, so every process and `memgit status` see it), and only an explicit, logged
+ * force push (for history that was meant to be rewritten) goes on.
+ */
+export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, options: PushOptions = {}): Promise<PushReport> {
+  if (port.readOnly) throw new ReplicationRefusedError('memgit: this store is a read-only clone; it never pushes');
+  const state = readRemoteState(port.gitdir, remote.name);
+  if (state.pendingForce && !options.force) options = { force: true, reason: state.pendingForce };
+  const force = !!options.force;
+  if (force && !options.reason?.trim()) throw new ReplicationRefusedError('memgit: a force push needs a reason (--reason)');
+  if (state.stopped && !force) throw new ReplicationStoppedError(remote.name, state.stopped.reason);
+  let outcome: { head: string; theirs: string | null; carried: number; stopped: string | null } | null = null;
+  try {
+    const result = await pushBranch(port.gitdir, remote, force, (theirs, ours) => {
+      const carried = port.commitsAfter(theirs);
+      if (theirs === ours) {
+        outcome = { head: ours, theirs, carried: 0, stopped: null };
+        return false;
+      }
+      if (theirs !== null && carried === null && !force) {
+        const reason =
+          `the branch at ${displayUrl(remote.url)} holds commit ${theirs.slice(0, 12)}, which this store does not have: ` +
+          'someone else wrote to the replica. memgit will not overwrite it; replication to this remote is stopped ' +
+          '(inspect the remote, then `memgit push --force --reason ...` if this store is the one to keep)';
+        outcome = { head: ours, theirs, carried: 0, stopped: reason };
+        return false;
+      }
+      if (force) port.log(`force-pushing ${ours.slice(0, 12)} to ${remote.name} (${displayUrl(remote.url)}), replacing ${theirs?.slice(0, 12) ?? 'nothing'}: ${options.reason}`);
+      // Commits after theirs up to HEAD; HEAD may have moved on since `ours` was read, so count to `ours`.
+      const upToOurs = (carried ?? port.commitsAfter(null) ?? []).findIndex((c) => c.commit === ours);
+      outcome = { head: ours, theirs, carried: upToOurs + 1, stopped: null };
+      return true;
+    });
+    const done = outcome as { head: string; theirs: string | null; carried: number; stopped: string | null } | null;
+    if (!done) throw new Error('the remote answered without a ref advertisement');
+    if (done.stopped) {
+      updateRemoteState(port.gitdir, remote.name, { stopped: { reason: done.stopped, at: new Date().toISOString() } });
+      port.log(`replication to ${remote.name} stopped: ${done.stopped}`);
+      throw new ReplicationStoppedError(remote.name, done.stopped);
+    }
+    updateRemoteState(port.gitdir, remote.name, {
+      pushed: done.head,
+      pushedAt: new Date().toISOString(),
+      lastError: null,
+      ...(force ? { stopped: null, pendingForce: null } : {}),
+    });
+    return { remote: remote.name, head: done.head, commits: result === 'pushed' ? done.carried : 0, forced: force && result === 'pushed' };
+  } catch (error) {
+    if (error instanceof ReplicationStoppedError || error instanceof ReplicationRefusedError) throw error;
+    const message = describeTransportError(error, remote);
+    const attempts = (state.lastError?.attempts ?? 0) + 1;
+    updateRemoteState(port.gitdir, remote.name, { lastError: { message, at: new Date().toISOString(), attempts } });
+    throw new ReplicationRefusedError(`memgit: push to ${remote.name} failed: ${message}`);
+  }
+}

@@ -1,0 +1,66 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * What memgit knows of each remote: the last commit it pushed there, and why replication stopped, if it
+ * did. A small JSON file under `.git/memgit/`, replaced atomically. It is advisory: if it is lost or
+ * stale, the next push asks the remote and catches up; nothing in it is needed to keep data safe.
+ */
+export interface RemoteState {
+  pushed: string | null;
+  pushedAt: string | null;
+  /** Replication refused to go on (the remote moved); only an explicit force push clears it. */
+  stopped: { reason: string; at: string } | null;
+  lastError: { message: string; at: string; attempts: number } | null;
+  /** History was rewritten on purpose (a redaction): the next push replaces the remote branch, logged. */
+  pendingForce?: string | null;
+}
+
+interface StateFile {
+  version: 1;
+  remotes: Record<string, RemoteState>;
+}
+
+const EMPTY: RemoteState = { pushed: null, pushedAt: null, stopped: null, lastError: null };
+
+function stateFile(gitdir: string): string {
+  return path.join(gitdir, 'memgit', 'replication-v1.json');
+}
+
+function readAll(gitdir: string): StateFile {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(stateFile(gitdir), 'utf8')) as StateFile;
+    if (parsed?.version === 1 && typeof parsed.remotes === 'object' && parsed.remotes) return parsed;
+  } catch {
+    // missing or torn: start afresh, the next push asks the remote
+  }
+  return { version: 1, remotes: {} };
+}
+
+export function readRemoteState(gitdir: string, remote: string): RemoteState {
+  const all = readAll(gitdir);
+  return { ...EMPTY, ...(Object.prototype.hasOwnProperty.call(all.remotes, remote) ? all.remotes[remote] : {}) };
+}
+
+export function updateRemoteState(gitdir: string, remote: string, change: Partial<RemoteState>): RemoteState {
+  const all = readAll(gitdir);
+  const current = Object.prototype.hasOwnProperty.call(all.remotes, remote) ? all.remotes[remote] : EMPTY;
+  const next = { ...EMPTY, ...current, ...change };
+  all.remotes[remote] = next;
+  const file = stateFile(gitdir);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temp = `${file}.memgit-tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  fs.writeFileSync(temp, JSON.stringify(all, null, 2) + '\n', { mode: 0o600 });
+  fs.renameSync(temp, file);
+  return next;
+}
+
+export function forgetRemoteState(gitdir: string, remote: string): void {
+  const all = readAll(gitdir);
+  if (!Object.prototype.hasOwnProperty.call(all.remotes, remote)) return;
+  delete all.remotes[remote];
+  const file = stateFile(gitdir);
+  const temp = `${file}.memgit-tmp-${process.pid}`;
+  fs.writeFileSync(temp, JSON.stringify(all, null, 2) + '\n', { mode: 0o600 });
+  fs.renameSync(temp, file);
+}

@@ -1,0 +1,80 @@
+import * as fs from 'node:fs';
+import git from 'isomorphic-git';
+import http from 'isomorphic-git/http/node';
+import { ReplicationRefusedError } from '../errors';
+import type { RemoteConfig } from './remote-config';
+import { displayUrl } from './remote-config';
+
+/** The branch a store replicates: the store's only branch. */
+export const REPLICATED_BRANCH = 'main';
+
+/**
+ * Credentials for one remote, read from the environment at the moment they are needed. A failed
+ * authentication cancels at once instead of letting isomorphic-git retry, and the error names the
+ * variable, never its value.
+ */
+export function authFor(remote: Pick<RemoteConfig, 'tokenEnv' | 'user' | 'url'>) {
+  return {
+    onAuth: () => {
+      if (!remote.tokenEnv) return undefined;
+      const token = process.env[remote.tokenEnv];
+      if (!token) throw new ReplicationRefusedError(`memgit: the environment variable ${remote.tokenEnv} (the token for ${displayUrl(remote.url)}) is not set`);
+      return { username: remote.user, password: token };
+    },
+    onAuthFailure: () => ({ cancel: true }),
+  };
+}
+
+const NO_COMMIT = '0000000000000000000000000000000000000000';
+
+/**
+ * Push the branch. `decide` sees what the remote's branch holds (null: nothing yet) and what would be
+ * pushed, once the remote has answered and before anything is sent: it returns false to send nothing.
+ * One connection for both, so the check and the push see the same remote state.
+ */
+export async function pushBranch(
+  gitdir: string,
+  remote: RemoteConfig,
+  force: boolean,
+  decide: (theirs: string | null, ours: string) => boolean,
+): Promise<'pushed' | 'declined'> {
+  let declined = false;
+  try {
+    const result = await git.push({
+      fs,
+      http,
+      gitdir,
+      url: remote.url,
+      ref: REPLICATED_BRANCH,
+      remoteRef: REPLICATED_BRANCH,
+      force,
+      onPrePush: ({ localRef, remoteRef }) => {
+        declined = !decide(remoteRef.oid === NO_COMMIT ? null : remoteRef.oid, localRef.oid);
+        return !declined;
+      },
+      ...authFor(remote),
+    });
+    if (!result.ok) {
+      const detail = Object.values(result.refs ?? {}).find((r) => !r.ok)?.error ?? result.error ?? 'refused';
+      throw new Error(`the remote refused the push: ${detail}`);
+    }
+    return 'pushed';
+  } catch (error) {
+    if (declined && (error as { code?: string }).code === 'UserCanceledError') return 'declined';
+    throw error;
+  }
+}
+
+/** Make a transport error fit for a log line: no URL credentials, no tokens (they are never in it). */
+export function describeTransportError(error: unknown, remote: RemoteConfig): string {
+  const e = error as { code?: string; message?: string; data?: { statusCode?: number; statusMessage?: string } };
+  if (e?.code === 'UserCanceledError' || e?.data?.statusCode === 401 || e?.data?.statusCode === 403) {
+    return `authentication failed at ${displayUrl(remote.url)} (check ${remote.tokenEnv ?? 'the token variable (--token-env)'})`;
+  }
+  if (e?.data?.statusCode) return `${displayUrl(remote.url)} answered HTTP ${e.data.statusCode} ${e.data.statusMessage ?? ''}`.trim();
+  const message = String(e?.message ?? error);
+  if (/ECONNREFUSED|ENOTFOUND|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|socket hang up/.test(message)) {
+    return `${displayUrl(remote.url)} is unreachable (${message.match(/E[A-Z]+|socket hang up/)?.[0]})`;
+  }
+  return message.replace(/https?:\/\/[^\s'"]+/g, (u) => displayUrl(u));
+}

@@ -1,0 +1,263 @@
+/**
+ * Redaction, checked with the real git CLI: after an erasure no object in the repository (reachable or
+ * not), no commit's patch and no file holds the text; ids, sessions, times and the number of commits
+ * stay; the audit ref holds the record; and a kill -9 at any moment leaves the old or the new history.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { MemoryStore } from '../../src/store/memory-store';
+import { RedactionRefusedError } from '../../src/store/errors';
+import { CLI_MAIN, ensureBuilt } from '../support/dist';
+import { makeTempDir, removeDir } from './git-helpers';
+
+const SECRET = 'sk-ant-api03-Zq7XvN2pL9wR4tY8uI1oP5aS3dF6gH0jK';
+const QUIET = { log: () => undefined };
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const dir = makeTempDir('memgit-redact-');
+  dirs.push(dir);
+  return dir;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  const result = spawnSync('git', args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/** Every object on disk, inflated by git itself, reachable or not. */
+function allObjects(dir: string): string {
+  return git(dir, 'cat-file', '--batch-all-objects', '--batch', '--unordered');
+}
+
+async function call(store: MemoryStore, id: string, session: string, input: Record<string, unknown>) {
+  const result = await store.execute({ type: 'tool_use', id, name: 'memory', input }, { session });
+  if (result.is_error) throw new Error(`${id}: ${result.content}`);
+}
+
+/** A store where the secret is written by one call, survives later edits, a rename and a copy. */
+async function storeWithSecret(dir: string): Promise<MemoryStore> {
+  const store = await MemoryStore.open(dir, QUIET);
+  await call(store, 'toolu_r01', 'sess_a', { command: 'create', path: '/memories/profile.md', file_text: '# Acme\nplan: pro\n' });
+  await call(store, 'toolu_r02', 'sess_a', { command: 'create', path: '/memories/setup.md', file_text: `# Setup\napi key: ${SECRET}\nregion: eu\n` });
+  await call(store, 'toolu_r03', 'sess_a', { command: 'insert', path: '/memories/setup.md', insert_line: 3, insert_text: 'webhooks: on' });
+  await call(store, 'toolu_r04', 'sess_b', { command: 'rename', old_path: '/memories/setup.md', new_path: '/memories/acme/setup.md' });
+  await call(store, 'toolu_r05', 'sess_b', { command: 'create', path: '/memories/notes.md', file_text: `copied ${SECRET} twice ${SECRET}\n` });
+  await call(store, 'toolu_r06', 'sess_b', { command: 'str_replace', path: '/memories/profile.md', old_str: 'plan: pro', new_str: 'plan: enterprise' });
+  await call(store, 'toolu_r07', 'sess_c', { command: 'delete', path: '/memories/notes.md' });
+  await call(store, 'toolu_r08', 'sess_c', { command: 'insert', path: '/memories/profile.md', insert_line: 2, insert_text: 'contact: dana' });
+  return store;
+}
+
+function subjectsAndSessions(dir: string): string {
+  return git(dir, 'log', '--format=%s|%(trailers:key=Memory-Session,valueonly,separator=)|%at|%an', 'main');
+}
+
+beforeAll(async () => {
+  await ensureBuilt();
+});
+afterAll(() => dirs.forEach(removeDir));
+
+test('a dry run previews every commit and line and writes nothing', async () => {
+  const dir = tempDir();
+  const store = await storeWithSecret(dir);
+  const head = await store.refreshHead();
+  const objectsBefore = git(dir, 'count-objects', '-v');
+  const preview = await store.redact({ text: SECRET, reason: 'leaked key', operator: 'dana', dryRun: true });
+  expect(preview.blobsRedacted).toBe(3); // setup.md twice (the rename keeps its blob), notes.md once
+  expect(preview.preview.map((p) => [p.toolUseId, p.path])).toEqual([
+    ['toolu_r02', '/memories/setup.md'],
+    ['toolu_r03', '/memories/setup.md'],
+    ['toolu_r04', '/memories/acme/setup.md'],
+    ['toolu_r05', '/memories/notes.md'],
+  ]);
+  expect(preview.preview[0].lines).toEqual([{ line: 2, before: `api key: ${SECRET}`, after: `api key: ${preview.marker}` }]);
+  expect(preview.commitsRewritten).toBe(7); // from toolu_r02 to HEAD
+  expect(await store.refreshHead()).toBe(head);
+  expect(git(dir, 'count-objects', '-v')).toBe(objectsBefore);
+  expect(git(dir, 'for-each-ref', 'refs/memgit')).toBe('');
+  await store.close();
+});
+
+test('after a redaction the text is in no object, patch or file; history keeps its shape', async () => {
+  const dir = tempDir();
+  const store = await storeWithSecret(dir);
+  const before = subjectsAndSessions(dir);
+  const oldHead = await store.refreshHead();
+  const oldR02 = store.history.byToolUseId('toolu_r02')!.commit;
+  const oldR01 = store.history.byToolUseId('toolu_r01')!.commit;
+  expect(allObjects(dir)).toContain(SECRET);
+
+  const outcome = await store.redact({ text: SECRET, reason: 'leaked key', operator: 'dana' });
+  expect(outcome.id).toBe('r1');
+  expect(outcome.marker).toMatch(/^\[redacted \d{4}-\d{2}-\d{2} #r1\]$/);
+
+  // git's own view of everything: no trace.
+  expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET);
+  expect(allObjects(dir)).not.toContain(SECRET);
+  expect(git(dir, 'rev-list', '--all', '--objects').split('\n').length).toBeGreaterThan(10);
+  expect(git(dir, 'fsck', '--full', '--strict', '--no-dangling')).toBe('');
+  expect(git(dir, 'status', '--porcelain')).toBe('');
+  for (const file of walk(dir)) expect([file, fs.readFileSync(file).includes(SECRET)]).toEqual([file, false]);
+  // The old history is gone from disk, not only unreferenced.
+  expect(spawnSync('git', ['cat-file', '-e', oldHead], { cwd: dir }).status).not.toBe(0);
+  expect(spawnSync('git', ['cat-file', '-e', oldR02], { cwd: dir }).status).not.toBe(0);
+
+  // Same calls, sessions, times and authors; commits before the first affected one keep their ids.
+  expect(subjectsAndSessions(dir)).toBe(before);
+  expect(store.history.byToolUseId('toolu_r01')!.commit).toBe(oldR01);
+  expect(git(dir, 'log', '--format=%(trailers:key=Memory-Redacted,valueonly)', 'main').trim().split(/\n+/)).toEqual(Array(7).fill('r1'));
+  expect(fs.readFileSync(path.join(dir, 'memories', 'acme', 'setup.md'), 'utf8')).toBe(`# Setup\napi key: ${outcome.marker}\nregion: eu\nwebhooks: on\n`);
+
+  // The record, on its own ref, with the match only as a hash.
+  const record = JSON.parse(git(dir, 'show', 'refs/memgit/audit:redactions/r1.json'));
+  expect(record).toMatchObject({ id: 'r1', operator: 'dana', reason: 'leaked key', kind: 'text', oldHead, commitsRewritten: 7, firstRewritten: oldR02 });
+  expect(record.matched).toMatch(/^sha256:[0-9a-f]{64}$/);
+  expect(record.map[oldHead]).toBe(await store.refreshHead());
+  expect(JSON.stringify(record)).not.toContain(SECRET);
+
+  // Old ids resolve to their rewritten commits; retries of untouched calls still replay; work goes on.
+  expect((await store.resolve(oldR02)).toolUseId).toBe('toolu_r02');
+  const replay = await store.execute({ type: 'tool_use', id: 'toolu_r06', name: 'memory', input: { command: 'str_replace', path: '/memories/profile.md', old_str: 'plan: pro', new_str: 'plan: enterprise' } }, { session: 'sess_b' });
+  expect(replay.is_error).toBeUndefined();
+  expect(git(dir, 'rev-list', '--count', 'main').trim()).toBe('9');
+  const reverted = await store.revert('toolu_r06', { operator: 'dana', reason: 'wrong plan' });
+  expect(reverted.commit).toBeTruthy();
+  expect(fs.readFileSync(path.join(dir, 'memories', 'profile.md'), 'utf8')).toBe('# Acme\nplan: pro\ncontact: dana\n');
+  await call(store, 'toolu_r09', 'sess_d', { command: 'create', path: '/memories/after.md', file_text: 'ok\n' });
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  await store.close();
+
+  // A reopened store agrees, and the CLI proves the erasure.
+  const reopened = await MemoryStore.open(dir, QUIET);
+  expect(reopened.history.byToolUseId('toolu_r02')!.redacted).toEqual(['r1']);
+  await reopened.close();
+  const verify = spawnSync(process.execPath, [CLI_MAIN, 'verify-redaction', 'r1', '--repo', dir, '--text-env', 'SECRET', '--json'], { encoding: 'utf8', env: { ...process.env, SECRET } });
+  expect(verify.status).toBe(0);
+  expect(JSON.parse(verify.stdout)).toMatchObject({ clean: true, objectsWithText: [], filesWithText: [] });
+  const wrong = spawnSync(process.execPath, [CLI_MAIN, 'verify-redaction', 'r1', '--repo', dir, '--text', 'something else'], { encoding: 'utf8' });
+  expect(wrong.status).not.toBe(0);
+  expect(wrong.stderr).toMatch(/not what redaction r1 matched/);
+  const list = spawnSync(process.execPath, [CLI_MAIN, 'redactions', '--repo', dir], { encoding: 'utf8' });
+  expect(list.stdout).toMatch(/^r1 .* dana {2}text {2}7 changed \/ 7 rewritten {2}leaked key\n$/);
+});
+
+test('path and call redactions, and refusals that change nothing', async () => {
+  const dir = tempDir();
+  const store = await storeWithSecret(dir);
+  const head = await store.refreshHead();
+  await expect(store.redact({ text: SECRET, regex: 'x', reason: 'r', operator: 'dana' })).rejects.toBeInstanceOf(RedactionRefusedError);
+  await expect(store.redact({ text: SECRET, reason: '', operator: 'dana' })).rejects.toThrow(/needs a reason/);
+  await expect(store.redact({ regex: '.*', reason: 'r', operator: 'dana' })).rejects.toThrow(/matches the empty string/);
+  await expect(store.redact({ path: '/memories/../x', reason: 'r', operator: 'dana' })).rejects.toThrow(/not a \/memories file path/);
+  await expect(store.redact({ call: 'toolu_nope', reason: 'r', operator: 'dana' })).rejects.toThrow(/no call/);
+  await expect(store.redact({ call: 'toolu_r07', reason: 'r', operator: 'dana' })).rejects.toThrow(/added no lines/);
+  const none = await store.redact({ text: 'not in any file', reason: 'r', operator: 'dana' });
+  expect(none.blobsRedacted).toBe(0);
+  expect(await store.refreshHead()).toBe(head);
+  expect(git(dir, 'for-each-ref', 'refs/memgit')).toBe('');
+
+  // --call: the lines toolu_r05 added (the copy), not the original in setup.md.
+  const byCall = await store.redact({ call: 'toolu_r05', reason: 'copy', operator: 'dana' });
+  expect(byCall.preview.map((p) => p.toolUseId)).toEqual(['toolu_r05']);
+  expect(git(dir, 'log', '-p', 'main', '--', 'memories/notes.md')).not.toContain(SECRET);
+  expect(git(dir, 'show', 'main:memories/acme/setup.md')).toContain(SECRET);
+  // --path: every version of the file (under the path it had), whole.
+  const byPath = await store.redact({ path: '/memories/setup.md', reason: 'erasure', operator: 'dana' });
+  expect(byPath.id).toBe('r2');
+  expect(git(dir, 'show', `${store.history.byToolUseId('toolu_r02')!.commit}:memories/setup.md`)).toBe(`${byPath.marker}\n`);
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  expect(git(dir, 'ls-tree', '-r', '--name-only', 'refs/memgit/audit').trim().split('\n')).toEqual(['redactions/r1.json', 'redactions/r2.json']);
+  expect(git(dir, 'status', '--porcelain')).toBe('');
+  await store.close();
+});
+
+test('kill -9 at any moment of a redaction leaves the old or the new history whole; a rerun finishes it', async () => {
+  const base = tempDir();
+  const seed = await storeWithSecret(path.join(base, 'seed'));
+  for (let i = 0; i < 60; i++) {
+    await call(seed, `toolu_pad_${i}`, 'sess_pad', { command: 'create', path: `/memories/pad/p${i % 7}.md`, file_text: `pad ${i}\n${i % 5 === 0 ? SECRET : ''}\n` });
+  }
+  await seed.close();
+  const subjects = subjectsAndSessions(path.join(base, 'seed'));
+  const oldHead = git(path.join(base, 'seed'), 'rev-parse', 'HEAD').trim();
+  let sawOld = 0;
+  let sawNew = 0;
+  for (const delay of [60, 180, 300, 450, 650, 900]) {
+    const dir = path.join(base, `k${delay}`);
+    fs.cpSync(path.join(base, 'seed'), dir, { recursive: true });
+    const child = spawn(process.execPath, [CLI_MAIN, 'redact', '--repo', dir, '--text-env', 'SECRET', '--reason', 'leak', '--operator', 'ops'], {
+      env: { ...process.env, SECRET },
+      stdio: 'ignore',
+    });
+    await new Promise((r) => setTimeout(r, delay));
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const store = await MemoryStore.open(dir, QUIET); // recovers: finishes or forgets the redaction
+    const head = await store.refreshHead();
+    expect(git(dir, 'fsck', '--full')).toBe('');
+    expect(subjectsAndSessions(dir)).toBe(subjects);
+    if (head === oldHead) {
+      sawOld++;
+      expect(git(dir, 'log', '-p', 'main')).toContain(SECRET); // the old history, whole
+    } else {
+      sawNew++;
+      expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET); // the new history, whole
+      expect(allObjects(dir)).not.toContain(SECRET);
+    }
+    // Rerunning converges on the redacted history in every case.
+    await store.redact({ text: SECRET, reason: 'leak', operator: 'ops' });
+    expect(allObjects(dir)).not.toContain(SECRET);
+    expect(git(dir, 'fsck', '--full')).toBe('');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    await store.close();
+  }
+  expect(sawOld + sawNew).toBe(6);
+}, 240_000);
+
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...walk(full));
+    else if (entry.isFile()) out.push(full);
+  }
+  return out;
+}
+
+describe('flags on write', () => {
+  test('a call that writes a likely secret is flagged (masked), the agent is told nothing, and redaction clears it', async () => {
+    const dir = tempDir();
+    const store = await MemoryStore.open(dir, QUIET);
+    await call(store, 'toolu_f1', 'sess_f', { command: 'create', path: '/memories/plain.md', file_text: 'nothing to see\n' });
+    const result = await store.execute(
+      { type: 'tool_use', id: 'toolu_f2', name: 'memory', input: { command: 'create', path: '/memories/keys.md', file_text: `anthropic: ${SECRET}${'A'.repeat(60)}AA\n` } },
+      { session: 'sess_f' },
+    );
+    expect(result).toEqual({ type: 'tool_result', tool_use_id: 'toolu_f2', content: 'File created successfully at: /memories/keys.md' });
+    await call(store, 'toolu_f3', 'sess_f', { command: 'create', path: '/memories/people.md', file_text: 'Dana: dana@acme.example, +44 20 7946 0958, IBAN GB82 WEST 1234 5698 7654 32\n' });
+    await store.flags.idle();
+    const flagged = store.flags.all();
+    expect(flagged.map((f) => f.toolUseId)).toEqual(['toolu_f2']); // personal data is opt-in
+    expect(flagged[0].findings[0]).toMatchObject({ kind: 'secret', rule: 'anthropic', path: '/memories/keys.md', line: 1 });
+    expect(JSON.stringify(flagged)).not.toContain(SECRET);
+    await store.close();
+
+    // Opting in flags personal data too (CLI), masked.
+    const cli = spawnSync(process.execPath, [CLI_MAIN, 'flags', '--repo', dir, '--personal-data', 'on', '--json'], { encoding: 'utf8' });
+    expect(cli.status).toBe(0);
+    const records = cli.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const people = records.find((r) => r.toolUseId === 'toolu_f3');
+    expect(people.findings.map((f: { rule: string }) => f.rule).sort()).toEqual(['email', 'iban', 'phone']);
+    expect(cli.stdout).not.toContain('dana@acme.example');
+    expect(cli.stdout).not.toContain('7654 32');
+
+    const reopened = await MemoryStore.open(dir, QUIET);
+    await reopened.redact({ path: '/memories/keys.md', reason: 'key', operator: 'ops' });
+    await reopened.flags.idle();
+    expect(reopened.flags.all().map((f) => f.toolUseId)).toEqual(['toolu_f3']);
+    await reopened.close();
+  });
+});
