@@ -1,9 +1,11 @@
+import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import { InvalidToolUseError, LockTimeoutError, NotAStoreError, StoreClosedError } from '../store/errors';
 import type { MemoryStore } from '../store/memory-store';
+import { listRemotes, replicationStatus } from '../store/replication';
 import { KeyInfo, keyMatchesStore, Scope } from '../stores/keys';
 import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry } from '../stores/registry';
 import { InvalidStoreIdError } from '../stores/store-id';
@@ -63,8 +65,8 @@ export function createServerApp(options: ServerAppOptions): Express {
     sendError(res, new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' }));
   });
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', openStores: registry.openCount });
+  app.get('/healthz', async (_req, res) => {
+    res.json({ status: 'ok', openStores: registry.openCount, replication: await replicationHealth(registry.openStores()) });
   });
 
   const json = express.json({ limit: options.bodyLimit ?? '8mb', strict: true, type: () => true });
@@ -286,4 +288,27 @@ function toHttpError(error: unknown): HttpError | null {
   if (body?.type === 'entity.parse.failed') return new HttpError(400, 'invalid_request_error', 'the body is not valid JSON');
   if (typeof body?.status === 'number' && body.status >= 400 && body.status < 500 && body.expose) return new HttpError(body.status, 'invalid_request_error', String(body.message));
   return null;
+}
+
+/**
+ * Replication lag of the open stores, as totals: /healthz needs no key, so it names no store and no
+ * remote. `stopped` counts replicas that refused to overwrite a remote that moved (see memgit status).
+ */
+async function replicationHealth(stores: MemoryStore[]) {
+  let replicas = 0;
+  let lagging = 0;
+  let stopped = 0;
+  let maxLagCommits = 0;
+  let oldestUnpushedAgeSeconds = 0;
+  for (const store of stores) {
+    for (const remote of await listRemotes({ fs, gitdir: store.gitdir }).catch(() => [])) {
+      const status = replicationStatus(store.replication(), remote);
+      replicas++;
+      if (status.stopped) stopped++;
+      if (status.lagCommits > 0) lagging++;
+      maxLagCommits = Math.max(maxLagCommits, status.lagCommits);
+      oldestUnpushedAgeSeconds = Math.max(oldestUnpushedAgeSeconds, status.oldestUnpushedAgeSeconds ?? 0);
+    }
+  }
+  return { replicas, lagging, stopped, maxLagCommits, oldestUnpushedAgeSeconds };
 }

@@ -95,6 +95,11 @@ export class StoreRegistry {
     this.idleTimer.unref();
   }
 
+  /** The stores open now (for health figures; a store may be closed right after). */
+  openStores(): MemoryStore[] {
+    return [...this.entries.values()].map((e) => e.store).filter((s): s is MemoryStore => s !== null);
+  }
+
   /** How many stores are open now. */
   get openCount(): number {
     return this.entries.size;

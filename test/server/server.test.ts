@@ -268,7 +268,12 @@ describe('operations', () => {
   it('healthz, and one log line per request with request id, store, key id, status and time — never the key', async () => {
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', openStores: expect.any(Number) });
+    expect(await health.json()).toEqual({
+      status: 'ok',
+      openStores: expect.any(Number),
+      // No store here has a replica; the totals name no store and no remote.
+      replication: { replicas: 0, lagging: 0, stopped: 0, maxLagCommits: 0, oldestUnpushedAgeSeconds: 0 },
+    });
     const answer = await call('acme-1', acme.key, 'toolu_log', { command: 'view', path: '/memories' });
     const requestId = answer.headers.get('x-request-id');
     await new Promise((r) => setTimeout(r, 100)); // let the log line reach our pipe
