@@ -144,6 +144,20 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   expect(list.stdout).toMatch(/^r1 .* dana {2}text {2}7 changed \/ 7 rewritten {2}leaked key\n$/);
 });
 
+test('what the store keeps beside git (the session timeline) is erased too', async () => {
+  const dir = tempDir();
+  const store = await storeWithSecret(dir);
+  await store.recordEvent('sess_a', { kind: 'compaction', summary: `The user shared the key ${SECRET} for setup.` });
+  const timeline = path.join(dir, '.git', 'memgit', 'timeline-v1.jsonl');
+  expect(fs.readFileSync(timeline, 'utf8')).toContain(SECRET);
+  const outcome = await store.redact({ text: SECRET, reason: 'leak', operator: 'dana' });
+  const text = fs.readFileSync(timeline, 'utf8');
+  expect(text).not.toContain(SECRET);
+  expect(text).toContain(`The user shared the key ${outcome.marker} for setup.`);
+  expect((await store.timeline.forSession('sess_a')).map((e) => (e as { summary?: string }).summary)).toEqual([`The user shared the key ${outcome.marker} for setup.`]);
+  await store.close();
+});
+
 test('path and call redactions, and refusals that change nothing', async () => {
   const dir = tempDir();
   const store = await storeWithSecret(dir);

@@ -134,6 +134,9 @@ export async function redact(
       blobsRedacted: result.blobsRedacted,
       map: Object.fromEntries(result.map),
     };
+    // What the store keeps beside git (the session timeline, the call log) is erased first: if a crash
+    // comes before the branch moves, the old history stays whole and a rerun finds the text there again.
+    await redactSideFiles(port, redactor);
     const auditCommit = await writeAuditCommit(port.objects, port.durableFs, port.gitdir, record, author);
     await port.durableFs.flush(); // every new object is durable before anything names it
     const journal: Journal = { id, oldHead: result.oldHead, newHead: result.newHead, auditCommit, firstRewritten: result.firstRewritten! };
@@ -299,4 +302,41 @@ export async function verifyRedaction(
     if (contains(await nodeFs.promises.readFile(file))) filesWithText.push(path.relative(port.dir, file));
   }
   return { redaction: id, objectsScanned: objects.scanned, objectsWithText: objects.found, filesScanned: files.length, filesWithText };
+}
+
+/**
+ * The JSON-lines files memgit keeps under `.git/memgit/` beside git (the session timeline, the call log,
+ * ...): every string in every record goes through the redactor, and the file is replaced atomically.
+ * The history index and the flags are rebuilt after the rewrite instead.
+ */
+async function redactSideFiles(port: RedactionPort, redactor: Redactor): Promise<void> {
+  const dir = path.join(port.gitdir, 'memgit');
+  const names = await nodeFs.promises.readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.endsWith('.jsonl') || name.startsWith('history-') || name.startsWith('flags-')) continue;
+    const file = path.join(dir, name);
+    const text = await nodeFs.promises.readFile(file, 'utf8');
+    let changed = false;
+    const redactString = (value: string): string => {
+      const next = redactor('', value);
+      if (next === null || next === value) return value;
+      changed = true;
+      return next;
+    };
+    const deep = (value: unknown): unknown => {
+      if (typeof value === 'string') return redactString(value);
+      if (Array.isArray(value)) return value.map(deep);
+      if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deep(v)]));
+      return value;
+    };
+    const lines = text.split('\n').map((line) => {
+      if (!line) return line;
+      try {
+        return JSON.stringify(deep(JSON.parse(line)));
+      } catch {
+        return redactString(line); // a torn line: still no trace of the text
+      }
+    });
+    if (changed) await port.durableFs.writeFile(file, lines.join('\n'));
+  }
 }
