@@ -6,7 +6,8 @@ import { runCommand } from '../contract';
 import { isValidId } from '../contract/paths';
 import type { CommandOutcome, ContractOptions, TreeEdit } from '../contract/types';
 import { CommitMeta, formatCommitMessage } from './commit-message';
-import { DurableFs, removeStaleTempFiles, syncDir } from './durable-fs';
+import { DIR_MODE, DurableFs, removeStaleTempFiles, syncDir } from './durable-fs';
+import { inspectStoreDir, NotFinishedError, tightenPermissions, writeMarker } from './store-guard';
 import { classifyFault, describeError, faultText, isApiMisuse } from './fault';
 import { CommitNotFoundError, InvalidToolUseError, NotAStoreError, StoreClosedError, StoreCorruptError } from './errors';
 import { GitTreeReader, MEMORY_ROOT, toRepoPath } from './git-reader';
@@ -144,11 +145,19 @@ export class MemoryStore {
       throw new TypeError(`maxFileBytes must be a positive integer, got ${JSON.stringify(max)}`);
     }
     const dir = path.resolve(repoDir);
-    await assertCanOpen(dir, options.create ?? true);
-    await fs.promises.mkdir(path.join(dir, '.git'), { recursive: true });
+    const create = options.create ?? true;
+    // Decided before anything is written: a folder that is not (or cannot become) a memgit store is
+    // refused untouched, and one that is new is claimed with memgit's marker before anything else.
+    const kind = await inspectStoreDir(dir, create);
     const store = new MemoryStore(dir, options);
+    if (kind === 'new') {
+      await fs.promises.mkdir(path.join(dir, '.git'), { recursive: true, mode: DIR_MODE });
+      await writeMarker(store.durableFs, dir);
+    }
+    const tightened = await tightenPermissions(dir);
+    if (tightened > 0) store.log(`tightened the permissions of ${tightened} file(s) and folder(s) in ${dir}: they were open to other users`);
     await store.lock.withLock(async () => {
-      await store.initialiseIfNew();
+      await store.initialiseIfNew(create);
       await store.recoverIfNeeded({ scanWorktree: true });
       const head = await store.readHead();
       await store.history.open(head);
@@ -527,8 +536,8 @@ export class MemoryStore {
   }
 
   private async beginTransaction(): Promise<void> {
-    await fs.promises.mkdir(path.dirname(this.transactionFile), { recursive: true });
-    await fs.promises.writeFile(this.transactionFile, `${process.pid}\n`);
+    await fs.promises.mkdir(path.dirname(this.transactionFile), { recursive: true, mode: DIR_MODE });
+    await fs.promises.writeFile(this.transactionFile, `${process.pid}\n`, { mode: 0o600 });
     // The marker's directory entry joins the objects' flush, so it is durable before the ref moves: after a
     // power loss that kept the new ref, the marker is there too and open rebuilds the working tree.
     this.durableFs.syncDirOnFlush(path.dirname(this.transactionFile));
@@ -546,17 +555,14 @@ export class MemoryStore {
     }
   }
 
-  private async initialiseIfNew(): Promise<void> {
+  /** Called under the lock for a folder `inspectStoreDir` judged to be memgit's (or claimed as new). */
+  private async initialiseIfNew(create: boolean): Promise<void> {
     const configPath = path.join(this.gitdir, 'config');
     if (fs.existsSync(configPath)) {
-      const args = { fs: this.durableFs.gitFs, gitdir: this.gitdir };
-      const madeByMemgit = (await git.getConfig({ ...args, path: 'memgit.configversion' }).catch(() => undefined)) !== undefined;
-      if (!madeByMemgit && (await git.listBranches(args)).length > 0) {
-        // An ordinary project repository: configuring it or committing onto its branch would be vandalism.
-        throw new NotAStoreError(`memgit: ${this.dir} is a git repository that memgit did not create; choose an empty folder for the store`);
-      }
+      const hasBranch = (await git.listBranches({ fs: this.durableFs.gitFs, gitdir: this.gitdir })).length > 0;
+      if (!hasBranch && !create) throw new NotFinishedError(this.dir);
       await configureRepository(this.durableFs, this.dir, this.gitdir);
-      if ((await git.listBranches({ fs: this.durableFs.gitFs, gitdir: this.gitdir })).length > 0) return;
+      if (hasBranch) return;
       // A first open killed between `git init` and the first commit (HEAD may even be missing): finish it.
       this.log(`finishing the initialisation of ${this.dir}, interrupted before its first commit`);
       await this.durableFs.writeFile(path.join(this.gitdir, 'HEAD'), `ref: refs/heads/${STORE_BRANCH}\n`);
@@ -628,21 +634,6 @@ export class MemoryStore {
 
   private assertOpen(): void {
     if (this.closed) throw new StoreClosedError();
-  }
-}
-
-/**
- * Refuse, before anything is created on disk, a path that cannot be a store: a file, a non-empty folder
- * that is not a git repository, or (with `create: false`) a folder with no store yet.
- */
-async function assertCanOpen(dir: string, create: boolean): Promise<void> {
-  const stat = await fs.promises.stat(dir).catch(() => null);
-  if (stat && !stat.isDirectory()) throw new NotAStoreError(`memgit: ${dir} is not a folder`);
-  if (stat && fs.existsSync(path.join(dir, '.git'))) return;
-  if (!create) throw new NotAStoreError(`memgit: there is no memgit store at ${dir} (pass --repo DIR or set MEMGIT_REPO; \`memgit exec\` creates one)`);
-  const existing = stat ? (await fs.promises.readdir(dir)).filter((name) => name !== 'README.md') : [];
-  if (existing.length > 0) {
-    throw new NotAStoreError(`memgit: ${dir} is not empty and is not a git repository; choose an empty folder`);
   }
 }
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
-import { DurableFs } from './durable-fs';
+import { DIR_MODE, DurableFs } from './durable-fs';
 import { FileChange, FILE_MODE, listFiles, ObjectStore } from './objects';
 
 /**
@@ -178,7 +178,7 @@ export class Worktree {
       const stat = await lstatOrNull(current);
       if (stat?.isDirectory()) continue;
       if (stat) await fs.promises.rm(current, { force: true });
-      await fs.promises.mkdir(current);
+      await fs.promises.mkdir(current, { mode: DIR_MODE });
     }
   }
 

@@ -41,6 +41,11 @@ const lockFs = Object.create(fs, {
     value: (dir: string, callback: (error: NodeJS.ErrnoException | null) => void) => fs.rm(dir, { recursive: true }, callback),
   },
   rmdirSync: { value: (dir: string) => fs.rmSync(dir, { recursive: true }) },
+  // Owner-only whatever the umask, like everything else memgit creates in a store.
+  mkdir: {
+    value: (dir: string, ...rest: unknown[]) =>
+      fs.mkdir(dir, { mode: 0o700 }, rest[rest.length - 1] as (error: NodeJS.ErrnoException | null) => void),
+  },
 }) as typeof fs;
 
 export class SerialQueue {
@@ -180,7 +185,7 @@ export class WriteLock {
    */
   private async writeOwner(): Promise<void> {
     const { atime, mtime } = await fs.promises.stat(this.lockPath);
-    await fs.promises.writeFile(path.join(this.lockPath, OWNER_FILE), `${process.pid}@${os.hostname()}\n`);
+    await fs.promises.writeFile(path.join(this.lockPath, OWNER_FILE), `${process.pid}@${os.hostname()}\n`, { mode: 0o600 });
     await fs.promises.utimes(this.lockPath, atime, mtime);
   }
 
@@ -189,7 +194,7 @@ export class WriteLock {
     if (!(await this.holderIsDead(ownIntent))) return false;
     const guard = `${this.lockPath}.takeover`;
     try {
-      await fs.promises.mkdir(guard);
+      await fs.promises.mkdir(guard, { mode: 0o700 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       // A guard left by a waiter killed mid-takeover (its work takes microseconds) is cleared by age.
