@@ -189,8 +189,14 @@ export class MemoryStore {
           return { result: toResult(id, outcome), outcome };
         };
         // A view reads HEAD's objects, not the working tree, but bookkeeping an earlier call left
-        // unfinished is still repaired before this process's next call, whatever it is.
-        return await (this.repairPending ? this.withWriteLock(view) : this.lock.inOrder(view));
+        // unfinished is still repaired before this process's next call, whatever it is. If the repair
+        // cannot be done now (the disk is still full), the view does not need it: it is answered anyway.
+        if (this.repairPending) {
+          await this.withWriteLock(async () => undefined).catch((error: unknown) => {
+            this.log(`the repair of an earlier call failed again (retried before the next call): ${describeError(error)}`);
+          });
+        }
+        return await this.lock.inOrder(view);
       }
       return await this.withWriteLock(() => this.mutate(id, context.session, input));
     } catch (error) {

@@ -31,6 +31,8 @@ export interface Call {
   name: string;
   file: string;
   writes: boolean;
+  /** Bytes a write asks to store (0 for calls that store no data). */
+  bytes: number;
 }
 
 class Injector {
@@ -51,11 +53,11 @@ class Injector {
   readonly fdPaths = new Map<number, string>();
 
   /** Decide for one call: the error to raise, or null to run it. */
-  check(name: string, file: string | undefined, writes: boolean): NodeJS.ErrnoException | null {
+  check(name: string, file: string | undefined, writes: boolean, bytes = 0): NodeJS.ErrnoException | null {
     if (this.root === null || file === undefined) return null;
     const resolved = path.resolve(file);
     if (resolved !== this.root && !resolved.startsWith(this.root + path.sep)) return null;
-    const call = { name, file: resolved, writes };
+    const call = { name, file: resolved, writes, bytes };
     this.calls.push(call);
     const persistent = this.persistent?.(call) ?? null;
     if (persistent) return makeError(persistent, name, resolved);
@@ -99,6 +101,13 @@ function fileOf(spec: Spec, args: unknown[]): string | undefined {
   return undefined;
 }
 
+function bytesOf(name: string, args: unknown[]): number {
+  const sizeOf = (data: unknown): number => (typeof data === 'string' ? Buffer.byteLength(data) : data instanceof Uint8Array ? data.byteLength : 0);
+  if (name === 'writeSync') return sizeOf(args[1]) - (typeof args[2] === 'number' ? args[2] : 0);
+  if (name === 'writeFile' || name === 'appendFile' || name === 'writeFileSync') return sizeOf(args[1]);
+  return 0;
+}
+
 function opensForWrite(args: unknown[]): boolean {
   const flags = args[1];
   return typeof flags === 'string' && WRITE_FLAGS.test(flags);
@@ -115,7 +124,7 @@ function wrap(owner: Record<string, unknown>, spec: Spec): void {
       const second = args[1];
       if (injector.root && path.resolve(second).startsWith(injector.root)) file = second;
     }
-    const error = injector.check(spec.name, file, writes);
+    const error = injector.check(spec.name, file, writes, bytesOf(spec.name, args));
     if (error) {
       if (spec.returnsFalse) return false;
       if (spec.callback) {
@@ -158,7 +167,7 @@ function wrapHandle(handle: fs.promises.FileHandle, file: string): fs.promises.F
     const record = handle as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const original = record[name].bind(handle);
     record[name] = (...args: unknown[]) => {
-      const error = injector.check(`handle.${name}`, file, writes);
+      const error = injector.check(`handle.${name}`, file, writes, name === 'write' || name === 'writeFile' ? bytesOf('writeFile', [null, args[0]]) : 0);
       if (error) return Promise.reject(error);
       if (SYNCS.has(`handle.${name}`) && injector.skipSync && injector.root !== null) return Promise.resolve();
       return original(...args);
@@ -238,5 +247,42 @@ export async function underFault<T>(root: string, failAt: number, code: FaultCod
     injector.reset(null);
     injector.calls = calls;
     injector.failed = failed;
+  }
+}
+
+/**
+ * A disk that fills up: writes under `root` succeed until `budget` bytes (a new folder costs a block)
+ * have been stored, then every call that needs space fails with ENOSPC until `free()` is called.
+ */
+/** What a new folder costs in the budget: small, so that a budget can run out at any step of a call. */
+const FOLDER_COST = 64;
+
+export function fillingDisk(root: string, budget: number): { free: () => void; isFull: () => boolean } {
+  let left = budget;
+  let full = false;
+  injector.reset(root);
+  injector.persistent = (call) => {
+    const cost = call.name === 'mkdir' || call.name === 'mkdirSync' ? (existsUnwatched(call.file) ? 0 : FOLDER_COST) : call.bytes;
+    if (cost === 0) return null;
+    if (!full && cost <= left) {
+      left -= cost;
+      return null;
+    }
+    full = true;
+    return 'ENOSPC';
+  };
+  return {
+    free: () => injector.reset(null),
+    isFull: () => full,
+  };
+}
+
+function existsUnwatched(file: string): boolean {
+  const root = injector.root;
+  injector.root = null;
+  try {
+    return fs.existsSync(file);
+  } finally {
+    injector.root = root;
   }
 }
