@@ -491,8 +491,16 @@ export class MemoryStore {
       changes = await diffTrees(this.objects, headTree, newTree);
       // The ref's directory entry is fsynced while the working tree and index are projected: until both
       // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
-      const settled = await Promise.allSettled([this.durableFs.flush(), this.worktree.apply(changes)]);
-      for (const result of settled) if (result.status === 'rejected') failures.push(describeError(result.reason));
+      const [refSynced, projected] = await Promise.allSettled([this.durableFs.flush(), this.worktree.apply(changes)]);
+      if (refSynced.status === 'rejected') failures.push(`ref directory fsync: ${describeError(refSynced.reason)}`);
+      if (projected.status === 'rejected') {
+        // A transient failure, or a working tree someone changed (a link where a folder was): rebuild the
+        // projection from the new HEAD at once, so that no sibling file stays missing until the next call.
+        await this.worktree.rebuild(newTree).then(
+          (repaired) => this.log(`rebuilt the working tree after commit ${commit} (${describeError(projected.reason)}): ${repaired.length} change(s)`),
+          (error: unknown) => failures.push(`working tree: ${describeError(projected.reason)}; rebuild: ${describeError(error)}`),
+        );
+      }
     } catch (error) {
       failures.push(describeError(error));
     }
