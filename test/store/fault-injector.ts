@@ -50,6 +50,8 @@ class Injector {
    * tested is what the store does when a call fails, not the disk, and fsyncs dominate a sweep's time.
    */
   skipSync = true;
+  /** Also skip fsyncs below this folder while no call is watched (a sweep's setup, retries and reopens). */
+  syncFreeRoot: string | null = null;
   readonly fdPaths = new Map<number, string>();
 
   /** Decide for one call: the error to raise, or null to run it. */
@@ -77,9 +79,13 @@ class Injector {
   }
 }
 
-function isUnder(file: string): boolean {
+function isUnder(file: string, root: string | null): boolean {
   const resolved = path.resolve(file);
-  return injector.root !== null && (resolved === injector.root || resolved.startsWith(injector.root + path.sep));
+  return root !== null && (resolved === root || resolved.startsWith(root + path.sep));
+}
+
+function syncIsSkipped(file: string): boolean {
+  return (injector.skipSync && isUnder(file, injector.root)) || isUnder(file, injector.syncFreeRoot);
 }
 
 function makeError(code: FaultCode, name: string, file: string): NodeJS.ErrnoException {
@@ -135,7 +141,7 @@ function wrap(owner: Record<string, unknown>, spec: Spec): void {
       if (spec.promise) return Promise.reject(error);
       throw error;
     }
-    if (SYNCS.has(spec.name) && injector.skipSync && injector.root !== null && file !== undefined && isUnder(file)) {
+    if (SYNCS.has(spec.name) && file !== undefined && syncIsSkipped(file)) {
       if (spec.callback) {
         const callback = args[args.length - 1] as (error: Error | null) => void;
         process.nextTick(() => callback(null));
@@ -169,7 +175,7 @@ function wrapHandle(handle: fs.promises.FileHandle, file: string): fs.promises.F
     record[name] = (...args: unknown[]) => {
       const error = injector.check(`handle.${name}`, file, writes, name === 'write' || name === 'writeFile' ? bytesOf('writeFile', [null, args[0]]) : 0);
       if (error) return Promise.reject(error);
-      if (SYNCS.has(`handle.${name}`) && injector.skipSync && injector.root !== null) return Promise.resolve();
+      if (SYNCS.has(`handle.${name}`) && syncIsSkipped(file)) return Promise.resolve();
       return original(...args);
     };
   }

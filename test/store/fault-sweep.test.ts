@@ -72,6 +72,7 @@ beforeAll(async () => {
   // isomorphic-git logs the errors it rethrows from FileSystem.exists(); the sweep provokes thousands.
   jest.spyOn(console, 'log').mockImplementation(() => undefined);
   base = makeTempDir('memgit-sweep-');
+  injector.syncFreeRoot = base;
   seed = path.join(base, 'seed');
   const store = await MemoryStore.open(seed, quietLog);
   await store.execute(toolUse('toolu_seed_a', { command: 'create', path: '/memories/a.md', file_text: 'one\ntwo\nthree\n' }), SESSION);
@@ -85,6 +86,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
+  injector.syncFreeRoot = null;
   removeDir(base);
   if (process.env.MEMGIT_SWEEP_TALLY) {
     const rows = [...tallies].map(([name, t]) => `| ${name} | ${t.points} | ${t.applied} | ${t.notApplied} | ${t.failures.length} |`);
@@ -106,9 +108,14 @@ async function runPoint(name: string, input: Record<string, unknown>, expected: 
   const id = `toolu_sweep_${name}`;
   const problems: string[] = [];
   let where = `${name} ${code} at call ${failAt}`;
+  const marks: Array<[string, number]> = [];
+  const mark = (label: string) => marks.push([label, Date.now()]);
+  mark('copy');
   let store: MemoryStore | null = await MemoryStore.open(dir, quietLog);
+  mark('open');
   try {
     const run = await underFault(dir, failAt, code, () => store!.execute(toolUse(id, input), SESSION));
+    mark('fault');
     where += ` (${run.failed?.name} ${run.failed ? path.relative(dir, run.failed.file) : '-'})`;
     if (run.error !== undefined) problems.push(`execute threw: ${(run.error as Error).message}`);
     const result = run.value;
@@ -132,11 +139,13 @@ async function runPoint(name: string, input: Record<string, unknown>, expected: 
       const history = fs.readFileSync(path.join(dir, '.git', 'memgit', 'history-v1.jsonl'), 'utf8');
       if (history !== seedHistory) problems.push('not applied but the history index changed');
     }
+    mark('check');
     // The model retries the same call: it lands exactly once, and this process has repaired its projection.
     const retried = await store.execute(toolUse(id, input), SESSION);
     if (JSON.stringify(retried) !== JSON.stringify(expected.result)) problems.push(`retry answered ${JSON.stringify(retried.content)}`);
     if (!sameFiles(workingTreeFiles(dir), expected.files)) problems.push('after the retry the working tree differs from HEAD');
     await store.close();
+    mark('retry');
     // Reopen and one more call.
     store = await MemoryStore.open(dir, quietLog);
     const next = await store.execute(toolUse('toolu_sweep_next', { command: 'create', path: '/memories/next.md', file_text: 'next\n' }), SESSION);
@@ -144,7 +153,9 @@ async function runPoint(name: string, input: Record<string, unknown>, expected: 
     if (name !== 'view' && store.history.byToolUseId(id) === undefined) problems.push('history index lost the call after reopen');
     await store.close();
     store = null;
+    mark('reopen');
     const final = inspect(dir);
+    mark('git');
     if (final.fsck !== '' || final.status !== '') problems.push(`after reopen fsck ${JSON.stringify(final.fsck)} status ${JSON.stringify(final.status)}`);
     if (final.head !== fs.readFileSync(path.join(dir, '.git', 'refs', 'heads', 'main'), 'utf8').trim()) problems.push(`git rev-parse HEAD says ${final.head}`);
     const commitsOfId = final.log.filter((subject) => subject === id).length;
@@ -157,7 +168,8 @@ async function runPoint(name: string, input: Record<string, unknown>, expected: 
     removeDir(dir);
   }
   if (problems.length) tally.failures.push(`${where}: ${problems.join('; ')}`);
-  if (process.env.MEMGIT_SWEEP_DEBUG) process.stderr.write(`${where}: ${Date.now() - started} ms ${problems.join('; ')}\n`);
+  const timing = marks.map(([label, t], i) => `${label} ${t - (i ? marks[i - 1][1] : started)}`).join(' ');
+  if (process.env.MEMGIT_SWEEP_DEBUG) process.stderr.write(`${where}: ${Date.now() - started} ms ${problems.join('; ')} [${timing}]\n`);
 }
 
 /**
@@ -184,6 +196,11 @@ function distinctCalls(calls: Call[], dir: string): number[] {
     if (/transaction$/.test(rel) || /refs\/heads\/main$/.test(rel) && call.name.startsWith('rename')) phase++;
   });
   return points;
+}
+
+/** Calls that can run out of space: writes of data, new folders and files (not renames or fsyncs). */
+function allocates(call: Call): boolean {
+  return call.writes && (call.bytes > 0 || /mkdir|open/i.test(call.name));
 }
 
 interface Expected {
@@ -214,7 +231,7 @@ describe.each(COMMANDS)('%s: every fs call under the store fails once', (name, i
     const points = process.env.MEMGIT_SWEEP === 'full' ? calls.map((_, i) => i + 1) : distinctCalls(calls, dir);
     for (const k of points) {
       for (const code of ['EIO', 'ENOSPC'] as const) {
-        if (code === 'ENOSPC' && !calls[k - 1].writes) continue;
+        if (code === 'ENOSPC' && !allocates(calls[k - 1])) continue;
         tally.points++;
         await runPoint(name, input, expected, k, code, tally);
       }
@@ -223,3 +240,66 @@ describe.each(COMMANDS)('%s: every fs call under the store fails once', (name, i
     expect(tally.failures).toEqual([]);
   });
 });
+
+describe('gc: every fs call under the store fails once', () => {
+  test('loose objects stay until the pack and its index are durable; the store keeps working', async () => {
+    const dir = freshCopy();
+    const store = await MemoryStore.open(dir, quietLog);
+    const clean = await underFault(dir, 0, 'EIO', () => store.gc({ full: true }));
+    await store.close();
+    removeDir(dir);
+    expect(clean.error).toBeUndefined();
+    expect(clean.value!.packedObjects).toBeGreaterThan(0);
+    const calls = clean.calls;
+    const tally: Tally = { points: 0, applied: 0, notApplied: 0, failures: [] };
+    tallies.set('gc', tally);
+    const points = process.env.MEMGIT_SWEEP === 'full' ? calls.map((_, i) => i + 1) : distinctCalls(calls, dir);
+    for (const k of points) {
+      for (const code of ['EIO', 'ENOSPC'] as const) {
+        if (code === 'ENOSPC' && !allocates(calls[k - 1])) continue;
+        tally.points++;
+        await runGcPoint(k, code, tally);
+      }
+    }
+    expect(tally.failures).toEqual([]);
+  });
+});
+
+async function runGcPoint(failAt: number, code: FaultCode, tally: Tally): Promise<void> {
+  const dir = freshCopy();
+  const problems: string[] = [];
+  let where = `gc ${code} at call ${failAt}`;
+  let store: MemoryStore | null = await MemoryStore.open(dir, quietLog);
+  try {
+    const run = await underFault(dir, failAt, code, () => store!.gc({ full: true }));
+    where += ` (${run.failed?.name} ${run.failed ? path.relative(dir, run.failed.file) : '-'})`;
+    if (run.error === undefined) tally.applied++;
+    else tally.notApplied++;
+    const after = inspect(dir);
+    if (after.head !== seedHead) problems.push(`HEAD moved to ${after.head}`);
+    if (after.fsck !== '' || after.status !== '') problems.push(`fsck ${JSON.stringify(after.fsck)} status ${JSON.stringify(after.status)}`);
+    if (after.log.join(',') !== 'toolu_seed_c,toolu_seed_b,toolu_seed_a,memgit: initialise store') problems.push(`log ${after.log.join(',')}`);
+    // The same process reads every file, then a reopened store packs again and writes.
+    const listing = await store.execute(toolUse('toolu_gc_view', { command: 'view', path: '/memories/dir/c.md' }), SESSION);
+    if (listing.is_error) problems.push(`view after gc failed: ${listing.content}`);
+    await store.close();
+    store = await MemoryStore.open(dir, quietLog);
+    await store.gc({ full: true });
+    const next = await store.execute(toolUse('toolu_gc_next', { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'ONE' }), SESSION);
+    if (next.is_error) problems.push(`call after reopen failed: ${next.content}`);
+    await store.close();
+    store = null;
+    mark('reopen');
+    const final = inspect(dir);
+    mark('git');
+    if (final.fsck !== '' || final.status !== '') problems.push(`after reopen fsck ${JSON.stringify(final.fsck)} status ${JSON.stringify(final.status)}`);
+    if (final.log[0] !== 'toolu_gc_next') problems.push(`final log ${final.log.slice(0, 2).join(',')}`);
+  } catch (error) {
+    problems.push(`${(error as Error).stack}`);
+  } finally {
+    await store?.close().catch(() => undefined);
+    removeDir(dir);
+  }
+  if (problems.length) tally.failures.push(`${where}: ${problems.join('; ')}`);
+  if (process.env.MEMGIT_SWEEP_DEBUG) process.stderr.write(`${where}: ${problems.join('; ')}\n`);
+}
