@@ -289,9 +289,7 @@ async function runGcPoint(failAt: number, code: FaultCode, tally: Tally): Promis
     if (next.is_error) problems.push(`call after reopen failed: ${next.content}`);
     await store.close();
     store = null;
-    mark('reopen');
     const final = inspect(dir);
-    mark('git');
     if (final.fsck !== '' || final.status !== '') problems.push(`after reopen fsck ${JSON.stringify(final.fsck)} status ${JSON.stringify(final.status)}`);
     if (final.log[0] !== 'toolu_gc_next') problems.push(`final log ${final.log.slice(0, 2).join(',')}`);
   } catch (error) {
