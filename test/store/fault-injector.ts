@@ -93,7 +93,14 @@ function makeError(code: FaultCode, name: string, file: string): NodeJS.ErrnoExc
   return Object.assign(new Error(`${code}: ${text}, ${name} '${file}'`), { code, errno: code === 'EIO' ? -5 : -28, syscall: name, path: file });
 }
 
-export const injector = new Injector();
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const fsModule = require('node:fs') as Record<string, unknown>;
+/**
+ * One injector per process: jest gives every test file its own module registry but the same node:fs, so
+ * a later file must find the wrappers (installed once, below) wired to the injector they call.
+ */
+export const injector: Injector = (fsModule.__memgitFaultInjector as Injector | undefined) ?? new Injector();
+fsModule.__memgitFaultInjector = injector;
 
 const WRITE_FLAGS = /[wa+]/;
 const SYNCS = new Set(['fsync', 'fsyncSync', 'handle.sync', 'handle.datasync']);
