@@ -214,6 +214,8 @@ function codesFor(call: Call): FaultCode[] {
 }
 
 const SWEEP_MODE = process.env.MEMGIT_SWEEP ?? 'distinct';
+/** Not a performance threshold: a command's points take ~15 s idle, minutes on a loaded 2-core box. */
+const SWEEP_TIMEOUT_MS = 30 * 60_000;
 /** Count the points without running them (MEMGIT_SWEEP_DRY=1), for the tally in docs/reliability.md. */
 const DRY_RUN = process.env.MEMGIT_SWEEP_DRY === '1';
 
@@ -253,7 +255,7 @@ describe.each(COMMANDS)('%s: every fs call under the store fails once', (name, i
     expect(tally.failures).toEqual([]);
     if (DRY_RUN) return;
     expect(tally.applied + tally.notApplied).toBe(tally.points);
-  });
+  }, SWEEP_TIMEOUT_MS);
 });
 
 describe('gc: every fs call under the store fails once', () => {
@@ -278,7 +280,7 @@ describe('gc: every fs call under the store fails once', () => {
     expect(tally.failures).toEqual([]);
     if (DRY_RUN) return;
     expect(tally.applied + tally.notApplied).toBe(tally.points);
-  });
+  }, SWEEP_TIMEOUT_MS);
 });
 
 async function runGcPoint(failAt: number, code: FaultCode, tally: Tally): Promise<void> {
