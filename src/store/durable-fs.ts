@@ -16,8 +16,8 @@ import { isProcessAlive } from './process-alive';
  * - Loose objects isomorphic-git writes are staged in memory (and served from there to its reads) and
  *   written together by the next `flush()`: temp files written and fsynced in parallel, then renamed.
  *   Nothing refers to a new object before the ref moves, and the ref moves only after that flush.
- * - `afterDurable(before, write)`: files written meanwhile (the ref) are fsynced as temp files at once
- *   but renamed into place only once `before` (the objects' flush) has succeeded.
+ * - `writeFileAfter(file, data, before)` (the ref): its temp file is written and fsynced at once, but
+ *   renamed into place only once `before` (the objects' flush) has succeeded, and never if it failed.
  * - `deferringSync(write)`: files written meanwhile (the working tree's index) are renamed into place
  *   without an fsync; the caller fsyncs them all in one round (`syncDeferred`) while its transaction
  *   marker still says that the projection must be rebuilt after a crash.
@@ -46,8 +46,6 @@ export class DurableFs {
   /** Files staged by `stage()`, written (all at once) by the next `flush()`. */
   private readonly staged = new Map<string, { data: Uint8Array; mode: number }>();
 
-  /** Set by `afterDurable`: renames of isomorphic-git's writes wait for it. */
-  private renameGate: Promise<unknown> | null = null;
   /** Set by `deferringSync`: isomorphic-git's writes are renamed unsynced and listed in `deferred`. */
   private deferSync = false;
   private readonly deferred = new Set<string>();
@@ -66,6 +64,8 @@ export class DurableFs {
     // cache, answered synchronously in microseconds rather than by a round trip through libuv's thread pool.
     promises.stat = (async (file: string, options?: nodeFs.StatOptions) => nodeFs.statSync(file, options)) as typeof nodeFs.promises.stat;
     promises.lstat = (async (file: string, options?: nodeFs.StatOptions) => nodeFs.lstatSync(file, options)) as typeof nodeFs.promises.lstat;
+    promises.mkdir = ((dir: string, options?: nodeFs.MakeDirectoryOptions) =>
+      nodeFs.promises.mkdir(dir, { ...options, mode: DIR_MODE })) as typeof nodeFs.promises.mkdir;
     promises.readdir = (async (file: string, options?: BufferEncoding) => nodeFs.readdirSync(file, options)) as typeof nodeFs.promises.readdir;
     this.gitFs = { promises };
   }
@@ -74,12 +74,12 @@ export class DurableFs {
   private async gitWrite(file: string, data: WriteData, options?: WriteOptions): Promise<void> {
     if (LOOSE_OBJECT.test(file)) {
       // Objects are named by their content: staging one twice (isomorphic-git only checks the disk) is harmless.
-      this.stage(file, typeof data === 'string' ? Buffer.from(data) : data, 0o444);
+      this.stage(file, typeof data === 'string' ? Buffer.from(data) : data, OBJECT_MODE);
     } else if (this.deferSync) {
       await this.replace(file, data, options, false, Promise.resolve());
       this.deferred.add(file);
     } else {
-      await this.replace(file, data, options, this.fsync, this.renameGate ?? Promise.resolve());
+      await this.replace(file, data, options, this.fsync, Promise.resolve());
     }
   }
 
@@ -105,17 +105,21 @@ export class DurableFs {
   }
 
   /**
-   * Run `write` (isomorphic-git calls, e.g. writeRef) so that every file it writes is made durable as a
-   * temp file at once but renamed into place only once `before` has succeeded (the objects a ref names).
+   * Atomically replace `file` (a ref) once `before` (the flush of the objects it names) has succeeded: the
+   * temp file is written and fsynced meanwhile, and removed unrenamed if either fails. The rename is done
+   * here, by the caller's own await, so nothing can move the file after the caller has seen a failure.
    */
-  async afterDurable<T>(before: Promise<unknown>, write: () => Promise<T>): Promise<T> {
-    this.renameGate = before;
-    try {
-      const [result] = await Promise.all([write(), before]);
-      return result;
-    } finally {
-      this.renameGate = null;
-    }
+  async writeFileAfter(file: string, data: WriteData, before: Promise<unknown>): Promise<void> {
+    await this.replace(file, data, undefined, this.fsync, before);
+  }
+
+  /**
+   * Forget objects staged by a call that failed before they were flushed (nothing refers to them) and
+   * the directories it would have fsynced: the next call starts from what is on disk.
+   */
+  discardStaged(): void {
+    this.staged.clear();
+    this.touchedDirs.clear();
   }
 
   /** Run `write` with isomorphic-git's writes renamed unsynced; `syncDeferred()` makes them durable. */
@@ -151,7 +155,9 @@ export class DurableFs {
   }
 
   private async replace(file: string, data: WriteData, options: WriteOptions, sync: boolean, before: Promise<unknown>): Promise<void> {
-    const mode = typeof options === 'object' && options?.mode ? options.mode & 0o777 : 0o644;
+    // Owner-only whatever the umask (which can only take bits away): another local user must not be able
+    // to read the memory, plant a hook or move a ref.
+    const mode = typeof options === 'object' && options?.mode ? options.mode & FILE_MODE : FILE_MODE;
     const encoding = typeof options === 'string' ? options : (options?.encoding ?? 'utf8');
     const bytes = typeof data === 'string' ? Buffer.from(data, encoding) : data;
     const dir = path.dirname(file);
@@ -178,7 +184,7 @@ export class DurableFs {
    * nothing refers to them before the ref moves). Staged files are written together — temp files written
    * and fsynced in parallel, then renamed — which costs about one fsync's latency instead of one per file.
    */
-  stage(file: string, data: Uint8Array, mode = 0o644): void {
+  stage(file: string, data: Uint8Array, mode = FILE_MODE): void {
     this.staged.set(file, { data, mode });
   }
 
@@ -231,7 +237,7 @@ export class DurableFs {
 
   /** mkdir -p; a directory created here is a new entry in its parent, which must be fsynced too. */
   private ensureDir(dir: string): void {
-    const created = nodeFs.mkdirSync(dir, { recursive: true });
+    const created = nodeFs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
     if (!created) return;
     for (let d = dir; ; d = path.dirname(d)) {
       this.touchedDirs.add(path.dirname(d));
@@ -242,7 +248,13 @@ export class DurableFs {
 
 const STAGED_WRITE_CONCURRENCY = 32;
 
-const fsyncFd = promisify(nodeFs.fsync);
+/** Modes of everything memgit creates in a store (before the umask, which can only narrow them). */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+const OBJECT_MODE = 0o400;
+
+// Looked up at each call rather than bound once, so that an fs patched later (fault-injection tests) is seen.
+const fsyncFd = (fd: number) => promisify(nodeFs.fsync)(fd);
 
 /**
  * Create `temp` with `bytes`, fsynced if `sync`. The open and the write are synchronous: they only reach

@@ -48,15 +48,49 @@ export async function repack(objects: ObjectStore, durableFs: DurableFs, dir: st
   if (oids.length === 0) return { packedObjects: 0, packBytes: 0, looseRemoved: 0, packsRemoved: 0, full };
 
   const gitArgs = { fs: durableFs.gitFs, dir, gitdir, cache: objects.gitCache };
+  try {
+    return await writePackThenPrune(objects, durableFs, dir, gitdir, gitArgs, oids, existingPacks, full, progress, options.pruneUnreachable === true);
+  } finally {
+    // isomorphic-git caches the list of packs and their indexes: forget them, whether or not gc finished
+    // (a failure after the pack landed may already have removed loose copies it now holds).
+    objects.forgetPacks();
+  }
+}
+
+async function writePackThenPrune(
+  objects: ObjectStore,
+  durableFs: DurableFs,
+  dir: string,
+  gitdir: string,
+  gitArgs: { fs: DurableFs['gitFs']; dir: string; gitdir: string; cache: object },
+  oids: string[],
+  existingPacks: string[],
+  full: boolean,
+  progress: (message: string) => void,
+  pruneUnreachable: boolean,
+): Promise<GcReport> {
+  const packDir = path.join(gitdir, 'objects', 'pack');
   progress(`gc: writing ${oids.length} objects to a pack`);
   // The .pack before its .idx (readers find packs by their index), each fsynced as it is written (the
-  // fs is DurableFs), and their directory entries flushed before anything is removed.
-  const { filename } = await git.packObjects({ ...gitArgs, oids, write: true });
-  const packFile = path.join(packDir, filename);
-  const { oids: packed } = await git.indexPack({ ...gitArgs, filepath: path.relative(dir, packFile) });
-  await durableFs.flush();
-  const packedSet = new Set(packed);
-  if (!oids.every((oid) => packedSet.has(oid))) throw new Error(`gc: ${filename} does not hold every object it was given`);
+  // fs is DurableFs), and their directory entries flushed before anything is removed. Until then every
+  // loose object stays; a failure before that point removes the new pack again (never an older one).
+  let packFile: string | null = null;
+  let packed: string[];
+  try {
+    const { filename } = await git.packObjects({ ...gitArgs, oids, write: true });
+    packFile = path.join(packDir, filename!);
+    ({ oids: packed } = await git.indexPack({ ...gitArgs, filepath: path.relative(dir, packFile) }));
+    await durableFs.flush();
+    const packedSet = new Set(packed);
+    if (!oids.every((oid) => packedSet.has(oid))) throw new Error(`gc: ${filename} does not hold every object it was given`);
+  } catch (error) {
+    durableFs.discardStaged();
+    const base = packFile?.slice(0, -'.pack'.length);
+    if (base && !existingPacks.includes(base)) {
+      for (const ext of ['.idx', '.pack']) await fs.promises.rm(`${base}${ext}`, { force: true }).catch(() => undefined);
+    }
+    throw error;
+  }
 
   let looseRemoved = 0;
   for (const oid of packed) {
@@ -67,7 +101,7 @@ export async function repack(objects: ObjectStore, durableFs: DurableFs, dir: st
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
   }
-  if (full && options.pruneUnreachable) looseRemoved += await removeLooseExcept(path.join(gitdir, 'objects'), packedSet);
+  if (full && pruneUnreachable) looseRemoved += await removeLooseExcept(path.join(gitdir, 'objects'), new Set(packed));
   await removeEmptyFanoutDirs(path.join(gitdir, 'objects'));
   const base = packFile.slice(0, -'.pack'.length);
   let packsRemoved = 0;
@@ -78,10 +112,8 @@ export async function repack(objects: ObjectStore, durableFs: DurableFs, dir: st
       packsRemoved++;
     }
   }
-  // isomorphic-git caches the list of packs and their indexes: forget them.
-  objects.forgetPacks();
   const packBytes = (await fs.promises.stat(packFile)).size;
-  progress(`gc: ${packed.length} objects in ${filename} (${packBytes} bytes), ${looseRemoved} loose removed, ${packsRemoved} old pack(s) removed`);
+  progress(`gc: ${packed.length} objects in ${path.basename(packFile)} (${packBytes} bytes), ${looseRemoved} loose removed, ${packsRemoved} old pack(s) removed`);
   return { packedObjects: packed.length, packBytes, looseRemoved, packsRemoved, full };
 }
 

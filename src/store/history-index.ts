@@ -104,11 +104,36 @@ export class HistoryIndex {
     });
   }
 
-  /** Record a commit that was just written. */
+  /**
+   * Record a commit that was just written. The entry is in memory before the file is touched, so a failed
+   * append (a full disk) still leaves the call findable by its tool_use id; the file is then rewritten
+   * whole by `heal()` or the next record, rather than appended after a possibly torn line.
+   */
   record(entry: HistoryEntry): Promise<void> {
     return this.queue.run(async () => {
-      if (this.add(entry)) await this.persist([entry]);
+      if (!this.add(entry)) return;
+      await this.persistPending([entry]);
     });
+  }
+
+  /** Rewrite the persisted file if an earlier append failed (no-op otherwise). */
+  heal(): Promise<void> {
+    return this.queue.run(() => this.persistPending([]));
+  }
+
+  get needsHealing(): boolean {
+    return this.fileNeedsRewrite;
+  }
+
+  private async persistPending(added: HistoryEntry[]): Promise<void> {
+    try {
+      if (this.fileNeedsRewrite) await this.persistAll();
+      else if (added.length) await this.persist(added);
+      this.fileNeedsRewrite = false;
+    } catch (error) {
+      this.fileNeedsRewrite = true;
+      throw error;
+    }
   }
 
   /** Describe a commit from git: its message trailers and the files it changed. */
@@ -213,15 +238,20 @@ export class HistoryIndex {
   }
 
   private async persist(added: HistoryEntry[]): Promise<void> {
-    await fs.promises.mkdir(path.dirname(this.file), { recursive: true });
-    await fs.promises.appendFile(this.file, added.map((e) => JSON.stringify(e) + '\n').join(''));
+    await fs.promises.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+    await fs.promises.appendFile(this.file, added.map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
   }
 
   private async persistAll(): Promise<void> {
-    await fs.promises.mkdir(path.dirname(this.file), { recursive: true });
+    await fs.promises.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const temp = `${this.file}.rewrite-${process.pid}-${++rewriteCounter}`;
-    await fs.promises.writeFile(temp, this.entries.map((e) => JSON.stringify(e) + '\n').join(''));
-    await fs.promises.rename(temp, this.file);
+    try {
+      await fs.promises.writeFile(temp, this.entries.map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
+      await fs.promises.rename(temp, this.file);
+    } catch (error) {
+      await fs.promises.rm(temp, { force: true }).catch(() => undefined);
+      throw error;
+    }
   }
 }
 

@@ -6,12 +6,14 @@ import { runCommand } from '../contract';
 import { isValidId } from '../contract/paths';
 import type { CommandOutcome, ContractOptions, TreeEdit } from '../contract/types';
 import { ClientInfo, clientTrailers, CommitMeta, formatCommitMessage } from './commit-message';
-import { DurableFs, removeStaleTempFiles } from './durable-fs';
+import { DIR_MODE, DurableFs, removeStaleTempFiles, syncDir } from './durable-fs';
+import { inspectStoreDir, NotFinishedError, tightenPermissions, writeMarker } from './store-guard';
+import { classifyFault, describeError, faultText, isApiMisuse } from './fault';
 import { CommitNotFoundError, InvalidToolUseError, NotAStoreError, ReadOnlyStoreError, StoreClosedError, StoreCorruptError } from './errors';
 import { GitTreeReader, MEMORY_ROOT, toRepoPath } from './git-reader';
 import { HistoryEntry, HistoryIndex, makeEntry } from './history-index';
 import { estimateLooseObjects, GcOptions, GcReport, repack } from './gc';
-import { diffTrees, ObjectStore } from './objects';
+import { diffTrees, FileChange, ObjectStore } from './objects';
 import { configureRepository, GITATTRIBUTES, STORE_BRANCH } from './repo-config';
 import { NewTimelineEvent, Timeline, TimelineRecord } from './timeline';
 import { KEEP_FILE, TreeDraft } from './tree-draft';
@@ -130,6 +132,8 @@ export class MemoryStore {
   private readonly blobSizes = new Map<string, number>();
   private readonly commitTrees = new Map<string, string>();
   private closed = false;
+  /** A call's commit landed but work after it (projection, history append, marker removal) failed. */
+  private repairPending = false;
   private readonly autoGcLooseObjects: number;
   private commitsSinceGcCheck = 0;
   private pendingGc: Promise<void> | null = null;
@@ -176,11 +180,19 @@ export class MemoryStore {
       throw new TypeError(`maxFileBytes must be a positive integer, got ${JSON.stringify(max)}`);
     }
     const dir = path.resolve(repoDir);
-    await assertCanOpen(dir, options.create ?? true);
-    await fs.promises.mkdir(path.join(dir, '.git'), { recursive: true });
+    const create = options.create ?? true;
+    // Decided before anything is written: a folder that is not (or cannot become) a memgit store is
+    // refused untouched, and one that is new is claimed with memgit's marker before anything else.
+    const kind = await inspectStoreDir(dir, create);
     const store = new MemoryStore(dir, options);
+    if (kind === 'new') {
+      await fs.promises.mkdir(path.join(dir, '.git'), { recursive: true, mode: DIR_MODE });
+      await writeMarker(store.durableFs, dir);
+    }
+    const tightened = await tightenPermissions(dir);
+    if (tightened > 0) store.log(`tightened the permissions of ${tightened} file(s) and folder(s) in ${dir}: they were open to other users`);
     await store.lock.withLock(async () => {
-      await store.initialiseIfNew();
+      await store.initialiseIfNew(create);
       await store.recoverIfNeeded({ scanWorktree: true });
       await redaction.recoverRedaction(store.redaction());
       const head = await store.readHead();
@@ -209,13 +221,30 @@ export class MemoryStore {
     const input = block.input;
     const command = isRecord(input) ? input.command : undefined;
     if (command !== 'view' && this.readOnly) throw new ReadOnlyStoreError();
-    if (command === 'view') {
-      return this.lock.inOrder(async () => {
-        const outcome = await runCommand(input, await this.readerAt(await this.refreshHead()), this.contractOptions);
-        return { result: toResult(id, outcome), outcome };
-      });
+    try {
+      if (command === 'view') {
+        const view = async (): Promise<ExecutionReport> => {
+          const outcome = await runCommand(input, await this.readerAt(await this.refreshHead()), this.contractOptions);
+          return { result: toResult(id, outcome), outcome };
+        };
+        // A view reads HEAD's objects, not the working tree, but bookkeeping an earlier call left
+        // unfinished is still repaired before this process's next call, whatever it is. If the repair
+        // cannot be done now (the disk is still full), the view does not need it: it is answered anyway.
+        if (this.repairPending) {
+          await this.withWriteLock(async () => undefined).catch((error: unknown) => {
+            this.log(`the repair of an earlier call failed again (retried before the next call): ${describeError(error)}`);
+          });
+        }
+        return await this.lock.inOrder(view);
+      }
+      return await this.withWriteLock(() => this.mutate(id, context, input));
+    } catch (error) {
+      if (isApiMisuse(error)) throw error;
+      // Reached only by calls that were not applied: once a commit is durable, later failures are
+      // repaired instead of reported (see commitChange). The model gets a fixed text without paths.
+      this.log(`${typeof command === 'string' ? command.slice(0, 20) : 'memory'} call ${id} was not applied: ${describeError(error)}`);
+      return fail(faultText(classifyFault(error)));
     }
-    return this.withWriteLock(() => this.mutate(id, context, input));
   }
 
   /**
@@ -452,18 +481,18 @@ export class MemoryStore {
     return this.withWriteLock(async () => {
       const head = await this.refreshHead();
       await this.beginTransaction(); // `build` may write objects
-      const built = await build(head).catch(async (error: unknown) => {
-        await this.endTransaction();
-        throw error;
+      return this.beforeRefMoves(async () => {
+        const built = await build(head);
+        if (!built) {
+          this.durableFs.discardStaged();
+          await this.endTransaction();
+          return { commit: null, value: null };
+        }
+        const headTree = await this.commitTree(head);
+        const rootTree = await this.replaceMemoryTree(headTree, built.memoryTree);
+        const commit = await this.commitChange(head, headTree, rootTree, built.meta);
+        return { commit, value: built.value };
       });
-      if (!built) {
-        await this.endTransaction();
-        return { commit: null, value: null };
-      }
-      const headTree = await this.commitTree(head);
-      const rootTree = await this.replaceMemoryTree(headTree, built.memoryTree);
-      const commit = await this.commitChange(head, headTree, rootTree, built.meta);
-      return { commit, value: built.value };
     });
   }
 
@@ -496,19 +525,44 @@ export class MemoryStore {
     const headTree = await this.commitTree(head);
     const outcome = await runCommand(input, this.readerAtCommitTree(headTree), this.contractOptions);
     if (outcome.isError || !outcome.edits) return { result: toResult(id, outcome), outcome };
+    const edits = outcome.edits;
     await this.beginTransaction(); // objects are written from here on
-    const draft = new TreeDraft(this.objects, headTree);
-    await applyEdits(draft, outcome.edits);
-    const newTree = await draft.write();
-    const commit = await this.commitChange(head, headTree, newTree, {
-      title: id,
-      command: outcome.command,
-      path: outcome.path,
-      newPath: outcome.newPath,
-      session: context.session,
-      ...clientTrailers(context.client),
+    const commit = await this.beforeRefMoves(async () => {
+      const draft = new TreeDraft(this.objects, headTree);
+      await applyEdits(draft, edits);
+      const newTree = await draft.write();
+      return this.commitChange(head, headTree, newTree, {
+        title: id,
+        command: outcome.command,
+        path: outcome.path,
+        newPath: outcome.newPath,
+        session: context.session,
+        ...clientTrailers(context.client),
+      });
     });
     return { result: toResult(id, outcome), outcome, commit };
+  }
+
+  /**
+   * Run the part of a write that ends with the ref moving (commitChange throws only before that). On a
+   * failure nothing was applied: objects staged for it are dropped and the transaction marker removed,
+   * unless the ref's state is unknown (then the marker stays and the next call repairs from HEAD).
+   */
+  private async beforeRefMoves<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      this.durableFs.discardStaged();
+      if (error instanceof RefStateUnknownError) {
+        this.repairPending = true;
+        throw error.cause;
+      }
+      await this.endTransaction().catch((cleanup: Error) => {
+        this.repairPending = true;
+        this.log(`could not remove the transaction marker after a failed call (${cleanup.message}); repaired before the next call`);
+      });
+      throw error;
+    }
   }
 
   /**
@@ -550,6 +604,11 @@ export class MemoryStore {
    * Order matters for crash safety: the transaction marker first — the caller begins the transaction
    * before it writes any object, so a crash anywhere after it (temp files included) is repaired on open
    * or before the next write — objects, an fsync of everything written, the ref, and only then the projection.
+   *
+   * Fault semantics: a failure before the ref moves throws (the call is not applied). Once the ref has
+   * moved the call IS applied: a failure in the work after it (the ref's directory fsync, the working
+   * tree, the index, the history append, the marker's removal) is logged for the operator and repaired
+   * before this process's next call (and by the next open, which sees the marker), never thrown.
    */
   private async commitChange(head: string, headTree: string, newTree: string, meta: CommitMeta): Promise<string> {
     const timestamp = Math.floor(Date.now() / 1000);
@@ -562,22 +621,67 @@ export class MemoryStore {
       committer: person,
     });
     this.rememberCommitTree(commit, newTree);
-    // The blob, trees and commit were only staged: flush() writes and fsyncs them together, then their
-    // directories. git.writeRef's temp file is written and fsynced meanwhile, and renamed into place only
-    // once the objects are durable (DurableFs.afterDurable).
-    const objectsDurable = this.durableFs.flush();
-    await this.durableFs.afterDurable(objectsDurable, () =>
-      git.writeRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: `refs/heads/${STORE_BRANCH}`, value: commit, force: true }),
-    );
-    const changes = await diffTrees(this.objects, headTree, newTree);
-    // The ref's directory entry is fsynced while the working tree and index are projected: until both
-    // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
-    await Promise.all([this.durableFs.flush(), this.worktree.apply(changes)]);
-    await this.history.record(makeEntry(commit, head, timestamp, meta, changes));
-    await this.endTransaction();
+    await this.moveBranch(commit);
+    await this.afterRefMoved(commit, head, headTree, newTree, meta, timestamp);
     this.maybeScheduleGc();
     for (const listener of this.committedListeners) listener();
     return commit;
+  }
+
+  /**
+   * Move the branch to `commit`, only once its objects are durable. The blob, trees and commit were only
+   * staged: flush() writes and fsyncs them together, then their directories, while the ref's temp file
+   * is written and fsynced; the rename happens here, after the flush succeeded, or not at all.
+   */
+  private async moveBranch(commit: string): Promise<void> {
+    const refFile = path.join(this.gitdir, 'refs', 'heads', STORE_BRANCH);
+    try {
+      await this.durableFs.writeFileAfter(refFile, `${commit}\n`, this.durableFs.flush());
+    } catch (error) {
+      // A rename reported as failed may still have happened: the disk decides whether the call applied.
+      const now = await fs.promises.readFile(refFile, 'utf8').then((text) => text.trim(), () => null);
+      if (now === commit) {
+        this.log(`the branch moved to ${commit} although its rename reported ${describeError(error)}; the call is applied`);
+        return;
+      }
+      if (now === null) throw new RefStateUnknownError(error);
+      throw error;
+    }
+  }
+
+  private async afterRefMoved(commit: string, head: string, headTree: string, newTree: string, meta: CommitMeta, timestamp: number): Promise<void> {
+    const failures: string[] = [];
+    let changes: FileChange[] | null = null;
+    try {
+      changes = await diffTrees(this.objects, headTree, newTree);
+      // The ref's directory entry is fsynced while the working tree and index are projected: until both
+      // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
+      const [refSynced, projected] = await Promise.allSettled([this.durableFs.flush(), this.worktree.apply(changes)]);
+      if (refSynced.status === 'rejected') failures.push(`ref directory fsync: ${describeError(refSynced.reason)}`);
+      if (projected.status === 'rejected') {
+        // A transient failure, or a working tree someone changed (a link where a folder was): rebuild the
+        // projection from the new HEAD at once, so that no sibling file stays missing until the next call.
+        await this.worktree.rebuild(newTree).then(
+          (repaired) => this.log(`rebuilt the working tree after commit ${commit} (${describeError(projected.reason)}): ${repaired.length} change(s)`),
+          (error: unknown) => failures.push(`working tree: ${describeError(projected.reason)}; rebuild: ${describeError(error)}`),
+        );
+      }
+    } catch (error) {
+      failures.push(describeError(error));
+    }
+    if (changes) {
+      // In memory at once (a retry of this tool_use id is recognised); the file is healed if the append fails.
+      await this.history.record(makeEntry(commit, head, timestamp, meta, changes)).catch((error: unknown) => {
+        failures.push(`history append: ${describeError(error)}`);
+      });
+    }
+    if (failures.length === 0) {
+      await this.endTransaction().catch((error: unknown) => failures.push(`transaction marker: ${describeError(error)}`));
+    }
+    if (failures.length > 0) {
+      this.repairPending = true;
+      this.log(`commit ${commit} is applied, but work after it failed and is repaired before the next call: ${failures.join('; ')}`);
+    }
   }
 
   /**
@@ -611,8 +715,8 @@ export class MemoryStore {
   }
 
   private async beginTransaction(): Promise<void> {
-    await fs.promises.mkdir(path.dirname(this.transactionFile), { recursive: true });
-    await fs.promises.writeFile(this.transactionFile, `${process.pid}\n`);
+    await fs.promises.mkdir(path.dirname(this.transactionFile), { recursive: true, mode: DIR_MODE });
+    await fs.promises.writeFile(this.transactionFile, `${process.pid}\n`, { mode: 0o600 });
     // The marker's directory entry joins the objects' flush, so it is durable before the ref moves: after a
     // power loss that kept the new ref, the marker is there too and open rebuilds the working tree.
     this.durableFs.syncDirOnFlush(path.dirname(this.transactionFile));
@@ -626,21 +730,18 @@ export class MemoryStore {
     try {
       return await git.resolveRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: 'HEAD' });
     } catch (error) {
-      throw new StoreCorruptError(`memgit: HEAD of ${this.dir} does not resolve: ${(error as Error).message}`);
+      throw Object.assign(new StoreCorruptError(`memgit: HEAD of ${this.dir} does not resolve: ${(error as Error).message}`), { cause: error });
     }
   }
 
-  private async initialiseIfNew(): Promise<void> {
+  /** Called under the lock for a folder `inspectStoreDir` judged to be memgit's (or claimed as new). */
+  private async initialiseIfNew(create: boolean): Promise<void> {
     const configPath = path.join(this.gitdir, 'config');
     if (fs.existsSync(configPath)) {
-      const args = { fs: this.durableFs.gitFs, gitdir: this.gitdir };
-      const madeByMemgit = (await git.getConfig({ ...args, path: 'memgit.configversion' }).catch(() => undefined)) !== undefined;
-      if (!madeByMemgit && (await git.listBranches(args)).length > 0) {
-        // An ordinary project repository: configuring it or committing onto its branch would be vandalism.
-        throw new NotAStoreError(`memgit: ${this.dir} is a git repository that memgit did not create; choose an empty folder for the store`);
-      }
+      const hasBranch = (await git.listBranches({ fs: this.durableFs.gitFs, gitdir: this.gitdir })).length > 0;
+      if (!hasBranch && !create) throw new NotFinishedError(this.dir);
       await configureRepository(this.durableFs, this.dir, this.gitdir);
-      if ((await git.listBranches({ fs: this.durableFs.gitFs, gitdir: this.gitdir })).length > 0) return;
+      if (hasBranch) return;
       // A first open killed between `git init` and the first commit (HEAD may even be missing): finish it.
       this.log(`finishing the initialisation of ${this.dir}, interrupted before its first commit`);
       await this.durableFs.writeFile(path.join(this.gitdir, 'HEAD'), `ref: refs/heads/${STORE_BRANCH}\n`);
@@ -675,6 +776,19 @@ export class MemoryStore {
    * (`scanWorktree`) also look for links, FIFOs and other special files planted in the working tree.
    */
   private async recoverIfNeeded(options: { scanWorktree?: boolean } = {}): Promise<void> {
+    if (this.repairPending) {
+      // The last call's commit landed but something after it failed: the ref's directory entry may not
+      // be durable yet, the history file may lack its line; the marker (if still there) covers the rest.
+      if (this.durableFs.fsync) await syncDir(path.join(this.gitdir, 'refs', 'heads'));
+      await this.history.heal();
+      await this.recoverFromMarker(options);
+      this.repairPending = false;
+      return;
+    }
+    await this.recoverFromMarker(options);
+  }
+
+  private async recoverFromMarker(options: { scanWorktree?: boolean }): Promise<void> {
     const interrupted = fs.existsSync(this.transactionFile);
     const indexMissing = !fs.existsSync(path.join(this.gitdir, 'index'));
     // Temp files of a killed writer: objects can be written before the marker (and config outside any
@@ -699,21 +813,6 @@ export class MemoryStore {
 
   private assertOpen(): void {
     if (this.closed) throw new StoreClosedError();
-  }
-}
-
-/**
- * Refuse, before anything is created on disk, a path that cannot be a store: a file, a non-empty folder
- * that is not a git repository, or (with `create: false`) a folder with no store yet.
- */
-async function assertCanOpen(dir: string, create: boolean): Promise<void> {
-  const stat = await fs.promises.stat(dir).catch(() => null);
-  if (stat && !stat.isDirectory()) throw new NotAStoreError(`memgit: ${dir} is not a folder`);
-  if (stat && fs.existsSync(path.join(dir, '.git'))) return;
-  if (!create) throw new NotAStoreError(`memgit: there is no memgit store at ${dir} (pass --repo DIR or set MEMGIT_REPO; \`memgit exec\` creates one)`);
-  const existing = stat ? (await fs.promises.readdir(dir)).filter((name) => name !== 'README.md') : [];
-  if (existing.length > 0) {
-    throw new NotAStoreError(`memgit: ${dir} is not empty and is not a git repository; choose an empty folder`);
   }
 }
 
@@ -753,4 +852,11 @@ function asMemoryToolUse(value: unknown): { id: unknown; input: unknown } {
   if (value.type !== 'tool_use') throw new InvalidToolUseError(`memgit: expected type "tool_use", got ${JSON.stringify(value.type)}`);
   if (value.name !== 'memory') throw new InvalidToolUseError(`memgit: expected the memory tool (name "memory"), got ${JSON.stringify(value.name)}`);
   return { id: value.id, input: value.input };
+}
+
+/** Moving the ref failed and the ref could not be read back: whether the call applied is not known. */
+class RefStateUnknownError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the branch ref could not be read back after a failed write');
+  }
 }

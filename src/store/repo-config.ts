@@ -44,7 +44,7 @@ export async function configureRepository(durableFs: DurableFs, dir: string, git
   for (const [key, value] of STORE_CONFIG) await git.setConfig({ ...args, path: key, value });
   await git.setConfig({ ...args, path: 'memgit.configversion', value: CONFIG_VERSION });
   const excludeFile = path.join(gitdir, 'info', 'exclude');
-  await fs.promises.mkdir(path.dirname(excludeFile), { recursive: true });
+  await fs.promises.mkdir(path.dirname(excludeFile), { recursive: true, mode: 0o700 });
   const current = await fs.promises.readFile(excludeFile, 'utf8').catch(() => '');
   const missing = EXCLUDES.filter((line) => !current.split('\n').includes(line));
   if (missing.length) {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
-import { DurableFs } from './durable-fs';
+import { DIR_MODE, DurableFs } from './durable-fs';
 import { FileChange, FILE_MODE, listFiles, ObjectStore } from './objects';
 
 /**
@@ -114,12 +114,9 @@ export class Worktree {
   private async scanManaged(): Promise<Map<string, 'file' | 'other'>> {
     const found = new Map<string, 'file' | 'other'>();
     const walk = async (rel: string): Promise<void> => {
-      let stat: fs.Stats;
-      try {
-        stat = await fs.promises.lstat(path.join(this.dir, rel));
-      } catch {
-        return;
-      }
+      // Only a missing entry is skipped: a failing lstat must not make a planted file look absent.
+      const stat = await lstatOrNull(path.join(this.dir, rel));
+      if (!stat) return;
       if (stat.isDirectory()) {
         for (const name of await fs.promises.readdir(path.join(this.dir, rel))) await walk(`${rel}/${name}`);
       } else {
@@ -133,7 +130,7 @@ export class Worktree {
   /** Write one file from its blob; returns its path. `deferSync`: the caller fsyncs it (see apply). */
   private async writeFile(repoPath: string, oid: string, options: { deferSync?: boolean } = {}): Promise<string> {
     const bytes = await this.objects.readBlob(oid);
-    await this.ensurePlainDirs(path.posix.dirname(repoPath));
+    await this.ensurePlainDirs(path.posix.dirname(repoPath), !options.deferSync);
     const full = path.join(this.dir, repoPath);
     const existing = await lstatOrNull(full);
     if (existing && existing.isDirectory()) await fs.promises.rm(full, { recursive: true, force: true });
@@ -144,8 +141,9 @@ export class Worktree {
 
   private async removeFile(repoPath: string): Promise<void> {
     const full = path.join(this.dir, repoPath);
-    // Through a directory replaced by a link, the "file" is outside the store: leave it to the rebuild on open.
-    if (!(await this.hasPlainDirs(path.posix.dirname(repoPath)))) return;
+    // Through a directory replaced by a link, the "file" is outside the store: never follow it. The link
+    // and its siblings are the rebuild's to restore.
+    if (!(await this.hasPlainDirs(path.posix.dirname(repoPath)))) throw new WorktreeDriftError(path.posix.dirname(repoPath));
     await fs.promises.rm(full, { force: true });
     // Drop directories the removal emptied, up to (not including) the memory root.
     let parent = path.dirname(full);
@@ -169,16 +167,22 @@ export class Worktree {
     return true;
   }
 
-  /** Make every directory on `relDir` a real directory, replacing links or files in the way. */
-  private async ensurePlainDirs(relDir: string): Promise<void> {
+  /**
+   * Make every directory on `relDir` a real directory. When projecting one commit (`apply`), a link or
+   * file in the way means someone changed the working tree: replacing just that entry would lose the
+   * files HEAD has below it, so the whole projection is rebuilt instead (WorktreeDriftError). The rebuild
+   * itself replaces what is in the way.
+   */
+  private async ensurePlainDirs(relDir: string, replace: boolean): Promise<void> {
     if (relDir === '.' || relDir === '') return;
     let current = this.dir;
     for (const name of relDir.split('/')) {
       current = path.join(current, name);
       const stat = await lstatOrNull(current);
       if (stat?.isDirectory()) continue;
+      if (stat && !replace) throw new WorktreeDriftError(path.relative(this.dir, current));
       if (stat) await fs.promises.rm(current, { force: true });
-      await fs.promises.mkdir(current);
+      await fs.promises.mkdir(current, { mode: DIR_MODE });
     }
   }
 
@@ -192,10 +196,20 @@ export class Worktree {
   }
 }
 
+/** lstat, or null when nothing is there. Any other failure (EIO) is thrown: "absent" would be a guess. */
 async function lstatOrNull(file: string): Promise<fs.Stats | null> {
   try {
     return await fs.promises.lstat(file);
-  } catch {
-    return null;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
+/** The working tree is not what the last projection left (a link or file where a folder should be). */
+export class WorktreeDriftError extends Error {
+  constructor(readonly relPath: string) {
+    super(`the working tree has something other than a folder at ${relPath}; it is rebuilt from HEAD`);
   }
 }

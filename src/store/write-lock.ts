@@ -35,12 +35,18 @@ const OWNER_FILE = 'owner';
 let intentCounter = 0;
 
 /** proper-lockfile removes its lock with rmdir; ours holds the owner file, so remove it with its content. */
-const lockFs = {
-  ...fs,
-  rmdir: (dir: string, callback: (error: NodeJS.ErrnoException | null) => void) =>
-    fs.rm(dir, { recursive: true }, callback),
-  rmdirSync: (dir: string) => fs.rmSync(dir, { recursive: true }),
-};
+// Inheriting from `fs` (rather than copying it) looks each function up when it is called.
+const lockFs = Object.create(fs, {
+  rmdir: {
+    value: (dir: string, callback: (error: NodeJS.ErrnoException | null) => void) => fs.rm(dir, { recursive: true }, callback),
+  },
+  rmdirSync: { value: (dir: string) => fs.rmSync(dir, { recursive: true }) },
+  // Owner-only whatever the umask, like everything else memgit creates in a store.
+  mkdir: {
+    value: (dir: string, ...rest: unknown[]) =>
+      fs.mkdir(dir, { mode: 0o700 }, rest[rest.length - 1] as (error: NodeJS.ErrnoException | null) => void),
+  },
+}) as typeof fs;
 
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();
@@ -72,23 +78,62 @@ export class WriteLock {
   /** Run `task` alone: after every earlier task of this process and with no other process writing. */
   withLock<T>(task: () => Promise<T>): Promise<T> {
     return this.queue.run(async () => {
+      await this.cleanUpLeftovers();
       const intent = path.join(this.intentsDir, `${os.hostname()}-${process.pid}-${++intentCounter}`);
-      await fs.promises.writeFile(intent, '').catch(async (error: NodeJS.ErrnoException) => {
+      await fs.promises.writeFile(intent, '', { mode: 0o600 }).catch(async (error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') throw error;
-        await fs.promises.mkdir(this.intentsDir, { recursive: true });
-        await fs.promises.writeFile(intent, '');
+        await fs.promises.mkdir(this.intentsDir, { recursive: true, mode: 0o700 });
+        await fs.promises.writeFile(intent, '', { mode: 0o600 });
       });
+      let outcome: { value: T } | { error: unknown };
       try {
         const release = await this.acquire(intent);
         try {
-          return await task();
-        } finally {
-          await release().catch(() => undefined);
+          outcome = { value: await task() };
+        } catch (error) {
+          outcome = { error };
         }
-      } finally {
-        await fs.promises.rm(intent, { force: true });
+        // What the task did stands whether or not the lock's removal works: a failure here must not turn
+        // an applied write into an error. The lock left behind is ours; it is removed before our next write.
+        await release().catch((error: Error) => {
+          this.leftoverLockSince = Date.now();
+          this.log(`could not release the write lock (${error.message}); it is removed before the next write`);
+        });
+      } catch (error) {
+        outcome = { error };
       }
+      await fs.promises.rm(intent, { force: true }).catch((error: Error) => {
+        this.leftoverIntents.add(intent);
+        this.log(`could not remove the lock intent file (${error.message}); retried before the next write`);
+      });
+      if ('error' in outcome) throw outcome.error;
+      return outcome.value;
     });
+  }
+
+  /** Our own lock directory or intent files that an earlier release could not remove (a failing disk). */
+  private leftoverLockSince: number | null = null;
+  private readonly leftoverIntents = new Set<string>();
+
+  private async cleanUpLeftovers(): Promise<void> {
+    for (const intent of this.leftoverIntents) {
+      await fs.promises.rm(intent, { force: true });
+      this.leftoverIntents.delete(intent);
+    }
+    if (this.leftoverLockSince === null) return;
+    // Only while it is still ours: had it gone stale, another process may have taken it over (and then
+    // it names that process), or created it anew after our failed release (and then it is newer).
+    const owner = await fs.promises.readFile(path.join(this.lockPath, OWNER_FILE), 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    if (owner === `${process.pid}@${os.hostname()}\n`) {
+      await fs.promises.rm(this.lockPath, { recursive: true, force: true });
+    } else if (owner === null) {
+      const mtime = await fs.promises.stat(this.lockPath).then((stat) => stat.mtimeMs, () => null);
+      if (mtime !== null && mtime <= this.leftoverLockSince) await fs.promises.rmdir(this.lockPath).catch(() => undefined);
+    }
+    this.leftoverLockSince = null;
   }
 
   private get intentsDir(): string {
@@ -101,7 +146,7 @@ export class WriteLock {
   }
 
   private async acquire(intent: string): Promise<() => Promise<void>> {
-    await fs.promises.mkdir(path.dirname(this.target), { recursive: true });
+    await fs.promises.mkdir(path.dirname(this.target), { recursive: true, mode: 0o700 });
     const started = Date.now();
     let delay = 2;
     for (;;) {
@@ -140,7 +185,7 @@ export class WriteLock {
    */
   private async writeOwner(): Promise<void> {
     const { atime, mtime } = await fs.promises.stat(this.lockPath);
-    await fs.promises.writeFile(path.join(this.lockPath, OWNER_FILE), `${process.pid}@${os.hostname()}\n`);
+    await fs.promises.writeFile(path.join(this.lockPath, OWNER_FILE), `${process.pid}@${os.hostname()}\n`, { mode: 0o600 });
     await fs.promises.utimes(this.lockPath, atime, mtime);
   }
 
@@ -149,7 +194,7 @@ export class WriteLock {
     if (!(await this.holderIsDead(ownIntent))) return false;
     const guard = `${this.lockPath}.takeover`;
     try {
-      await fs.promises.mkdir(guard);
+      await fs.promises.mkdir(guard, { mode: 0o700 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       // A guard left by a waiter killed mid-takeover (its work takes microseconds) is cleared by age.
