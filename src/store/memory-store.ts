@@ -409,7 +409,7 @@ export class MemoryStore {
     // The ref's directory entry is fsynced while the working tree and index are projected: until both
     // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
     await Promise.all([this.durableFs.flush(), this.worktree.apply(changes)]);
-    await this.history.record(makeEntry(commit, head, timestamp, meta, changes));
+    await this.history.record(makeEntry(commit, head, timestamp, meta, changes, newTree));
     await this.endTransaction();
     this.maybeScheduleGc();
     return commit;

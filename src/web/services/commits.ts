@@ -1,6 +1,6 @@
-import { touchesPath } from '../../cli/commands/log';
 import { isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
+import { touchesPath } from '../../store/history/touches-path';
 import { AuditContext, BadRequest, CommitSummary, summarise, textOf } from './context';
 import { lineStats } from './diff-view';
 
