@@ -39,6 +39,8 @@ export interface HistoryEntry extends CommitMeta {
 const INDEX_VERSION = 2;
 const PREVIOUS_VERSIONS = [1];
 const FACTS_BATCH = 256;
+const BACKFILL_BLOBS = 8192;
+const BACKFILL_BYTES = 64 * 1024 * 1024;
 let rewriteCounter = 0;
 
 export interface HistoryIndexOptions {
@@ -260,7 +262,7 @@ export class HistoryIndex {
   /** How many entries still lack facts. */
   missingFacts(): number {
     let n = 0;
-    for (const e of this.entries) if (!fileFacts(e)) n++;
+    for (const e of this.entries) if (!e.facts) n++;
     return n;
   }
 
@@ -271,17 +273,48 @@ export class HistoryIndex {
   backfillFacts(onProgress?: (done: number, total: number) => void): Promise<void> {
     this.backfill ??= (async () => {
       const todo = this.entries.filter((e) => !fileFacts(e));
+      // Oldest first: the blob a commit wrote is the "before" of the next change of that file, so keep
+      // recent blobs for the pass and read each one about once.
+      const recent = new Map<string, Uint8Array>();
+      let recentBytes = 0;
+      const readBlob = async (oid: string): Promise<Uint8Array> => {
+        const known = recent.get(oid);
+        if (known) return known;
+        const bytes = await this.objects.readBlob(oid);
+        recent.set(oid, bytes);
+        recentBytes += bytes.byteLength;
+        while (recent.size > BACKFILL_BLOBS || recentBytes > BACKFILL_BYTES) {
+          const [first, dropped] = recent.entries().next().value!;
+          recent.delete(first);
+          recentBytes -= dropped.byteLength;
+        }
+        return bytes;
+      };
+      let lastYield = Date.now();
       for (let k = 0; k < todo.length; k += FACTS_BATCH) {
         const batch = todo.slice(k, k + FACTS_BATCH).filter((e) => !fileFacts(e));
-        for (const entry of batch) entry.facts = await computeFacts(entry, (oid) => this.objects.readBlob(oid));
+        for (const entry of batch) {
+          entry.facts = await computeFacts(entry, readBlob);
+          if (Date.now() - lastYield > 20) {
+            await new Promise((resolve) => setImmediate(resolve)); // a server keeps answering meanwhile
+            lastYield = Date.now();
+          }
+        }
         await this.appendFacts(batch);
         onProgress?.(Math.min(k + FACTS_BATCH, todo.length), todo.length);
-        await new Promise((resolve) => setImmediate(resolve));
       }
+      // Every entry has its facts now: write them into the index itself, so that an open reads one file.
+      if (todo.length) await this.queue.run(() => this.foldFacts());
     })().finally(() => {
       this.backfill = null;
     });
     return this.backfill;
+  }
+
+  private async foldFacts(): Promise<void> {
+    if (this.entries.some((e) => !e.facts)) return;
+    await this.persistAll();
+    await fs.promises.rm(this.factsFile, { force: true });
   }
 
   /** Index an entry; false if it was already there. */
@@ -375,10 +408,8 @@ export class HistoryIndex {
       try {
         const { c, f } = JSON.parse(line) as { c: string; f: number[] };
         const entry = this.get(c);
-        if (entry && !entry.facts && Array.isArray(f) && f.every((n) => Number.isSafeInteger(n))) {
-          entry.facts = f;
-          if (!fileFacts(entry)) delete entry.facts; // not the shape of this commit's diffs: recompute
-        }
+        // fileFacts() checks the shape when the facts are used, and ignores facts that do not fit.
+        if (entry && !entry.facts && Array.isArray(f) && f.every((n) => Number.isSafeInteger(n))) entry.facts = f;
       } catch {
         // a torn line: those facts are computed again when needed
       }
@@ -387,7 +418,10 @@ export class HistoryIndex {
 
   private async appendFacts(entries: HistoryEntry[]): Promise<void> {
     if (!entries.length) return;
-    await fs.promises.mkdir(path.dirname(this.factsFile), { recursive: true });
+    // Not recursive: a background pass must not recreate a store that was removed meanwhile.
+    await fs.promises.mkdir(path.dirname(this.factsFile)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
     await fs.promises.appendFile(this.factsFile, entries.map((e) => JSON.stringify({ c: e.commit, f: e.facts }) + '\n').join(''));
   }
 

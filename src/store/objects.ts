@@ -1,3 +1,5 @@
+import type * as nodeFs from 'node:fs';
+import * as path from 'node:path';
 import git from 'isomorphic-git';
 import type { DurableFs } from './durable-fs';
 
@@ -32,10 +34,48 @@ export class ObjectStore {
   private readonly trees = new Map<string, TreeEntry[]>();
   private readonly recentBlobs = new Map<string, Uint8Array>();
 
+  /**
+   * The fs isomorphic-git reads objects through: DurableFs, except that the two metadata probes it makes
+   * for every single object — a stat of the gitdir and a listing of objects/pack — are answered from
+   * memory. The listing is dropped after gc and whenever a read fails (another process may have packed
+   * and removed loose objects), and the read is retried once with a fresh one.
+   */
+  private readonly readFs: DurableFs['gitFs'];
+  private packListing: string[] | null = null;
+  private gitdirStat: unknown = null;
+
   constructor(
     readonly fs: DurableFs,
     readonly gitdir: string,
-  ) {}
+  ) {
+    const base = fs.gitFs.promises;
+    const packDir = path.join(gitdir, 'objects', 'pack');
+    const promises: typeof base = Object.create(base);
+    promises.readdir = (async (dir: string, options?: BufferEncoding) => {
+      if (path.normalize(dir) !== packDir) return base.readdir(dir, options);
+      this.packListing ??= (await base.readdir(dir)) as string[];
+      return [...this.packListing];
+    }) as typeof base.readdir;
+    promises.stat = (async (file: string, options?: nodeFs.StatOptions) => {
+      if (path.normalize(file) !== path.normalize(gitdir)) return base.stat(file, options);
+      this.gitdirStat ??= await base.stat(file, options);
+      return this.gitdirStat;
+    }) as typeof base.stat;
+    this.readFs = { promises };
+  }
+
+  /** A read through the cached probes; on failure, once more with fresh ones. */
+  private async read<T>(read: (args: { fs: DurableFs['gitFs']; gitdir: string; cache: object }) => Promise<T>): Promise<T> {
+    const args = { fs: this.readFs, gitdir: this.gitdir, cache: this.gitCache };
+    try {
+      return await read(args);
+    } catch (error) {
+      if (this.packListing === null && this.gitdirStat === null) throw error;
+      this.packListing = null;
+      this.gitdirStat = null;
+      return read(args);
+    }
+  }
 
   private lastYield = Date.now();
 
@@ -59,7 +99,7 @@ export class ObjectStore {
     if (cached) return cached;
     await this.yieldSometimes();
     this.countRead();
-    const { tree } = await git.readTree({ ...this.args, oid });
+    const { tree } = await this.read((args) => git.readTree({ ...args, oid }));
     const entries = tree as TreeEntry[];
     this.cacheTree(oid, entries);
     return entries;
@@ -75,16 +115,27 @@ export class ObjectStore {
     if (recent) return recent;
     await this.yieldSometimes();
     this.countRead();
-    const { blob } = await git.readBlob({ ...this.args, oid });
+    const { blob } = await this.read((args) => git.readBlob({ ...args, oid }));
+    this.remember(oid, blob);
     return blob;
   }
 
   async writeBlob(bytes: Uint8Array): Promise<string> {
     const oid = await git.writeBlob({ ...this.args, blob: bytes });
     // The working tree is written from the blob right after the commit: spare re-reading and inflating it.
-    if (this.recentBlobs.size >= RECENT_BLOB_LIMIT) this.recentBlobs.delete(this.recentBlobs.keys().next().value!);
-    if (bytes.byteLength <= RECENT_BLOB_MAX_BYTES) this.recentBlobs.set(oid, bytes);
+    this.remember(oid, bytes);
     return oid;
+  }
+
+  /**
+   * Keep the last few blobs written or read: a call reads the file it edits and the history index then
+   * diffs the old blob against the new one, both from here.
+   */
+  private remember(oid: string, bytes: Uint8Array): void {
+    if (bytes.byteLength > RECENT_BLOB_MAX_BYTES) return;
+    this.recentBlobs.delete(oid);
+    if (this.recentBlobs.size >= RECENT_BLOB_LIMIT) this.recentBlobs.delete(this.recentBlobs.keys().next().value!);
+    this.recentBlobs.set(oid, bytes);
   }
 
   async writeTree(entries: TreeEntry[]): Promise<string> {
@@ -101,7 +152,7 @@ export class ObjectStore {
   async readCommit(oid: string): Promise<ReadCommitResult> {
     await this.yieldSometimes();
     this.countRead();
-    return git.readCommit({ ...this.args, oid });
+    return this.read((args) => git.readCommit({ ...args, oid }));
   }
 
   async writeCommit(commit: CommitObject): Promise<string> {
@@ -133,6 +184,7 @@ export class ObjectStore {
 
   /** Forget the packs isomorphic-git has loaded (after gc replaced them). */
   forgetPacks(): void {
+    this.packListing = null;
     for (const key of Reflect.ownKeys(this.gitCache)) delete (this.gitCache as Record<PropertyKey, unknown>)[key];
   }
 
