@@ -160,7 +160,8 @@ export class HistoryIndex {
       entry.facts ??= await computeFacts(entry, readBlob);
       if (this.add(entry)) {
         await this.persist([entry]);
-        await this.blame.extend(entry, fileFacts(entry) ?? [], readBlob);
+        // The blame records are a cache: a failure there leaves a file to be replayed, never fails the call.
+        await this.blame.extend(entry, fileFacts(entry) ?? [], readBlob).catch(() => undefined);
       }
     });
   }

@@ -2,6 +2,7 @@ import type * as nodeFs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
 import type { DurableFs } from './durable-fs';
+import { blobOid, commitContent, encodeLoose, LooseType, treeContent } from './loose-object';
 
 /**
  * Object-level access to one repository: blobs, trees and commits by oid, all read and written through
@@ -120,8 +121,15 @@ export class ObjectStore {
     return blob;
   }
 
+  /** Hand an object encoded here (loose-object.ts) to isomorphic-git, which writes it through DurableFs. */
+  private async writeLoose(type: LooseType, content: Uint8Array): Promise<string> {
+    const { oid, deflated } = encodeLoose(type, content);
+    await git.writeObject({ fs: this.readFs, gitdir: this.gitdir, type, object: deflated, format: 'deflated', oid });
+    return oid;
+  }
+
   async writeBlob(bytes: Uint8Array): Promise<string> {
-    const oid = await git.writeBlob({ ...this.args, blob: bytes });
+    const oid = await this.writeLoose('blob', bytes);
     // The working tree is written from the blob right after the commit: spare re-reading and inflating it.
     this.remember(oid, bytes);
     return oid;
@@ -143,7 +151,7 @@ export class ObjectStore {
     for (const entry of entries) {
       if (entry.path === '' || entry.path.includes('\0')) throw new Error(`unsafe tree entry name ${JSON.stringify(entry.path)}`);
     }
-    const oid = await git.writeTree({ ...this.args, tree: entries });
+    const oid = await this.writeLoose('tree', treeContent(entries));
     // In the order readTree returns them: by name, in code-point order.
     this.cacheTree(oid, [...entries].sort((a, b) => compareCodePoints(a.path, b.path)));
     return oid;
@@ -156,7 +164,13 @@ export class ObjectStore {
   }
 
   async writeCommit(commit: CommitObject): Promise<string> {
-    return git.writeCommit({ ...this.args, commit });
+    return this.writeLoose('commit', commitContent({
+      tree: commit.tree,
+      parent: commit.parent,
+      author: commit.author,
+      committer: commit.committer ?? commit.author,
+      message: commit.message,
+    }));
   }
 
   /**
@@ -189,8 +203,7 @@ export class ObjectStore {
   }
 
   async hashBlob(bytes: Uint8Array): Promise<string> {
-    const { oid } = await git.hashBlob({ object: bytes });
-    return oid;
+    return blobOid(bytes);
   }
 
   /** The tree entry at a slash-separated repository path, or null. '' is the root itself. */

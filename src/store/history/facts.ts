@@ -45,7 +45,9 @@ export function commitLineCounts(facts: FileFact[]): { added: number; removed: n
 export async function computeFacts(entry: HistoryEntry, readBlob: (oid: string) => Promise<Uint8Array>): Promise<number[]> {
   const out: number[] = [];
   for (const diff of fileDiffs(entry)) {
-    const [before, after] = await Promise.all([diff.oldOid ? readBlob(diff.oldOid) : null, diff.newOid ? readBlob(diff.newOid) : null]);
+    // An entry that is not a blob (a gitlink planted with the git CLI) has no content memgit shows: absent.
+    const read = (oid: string | null) => (oid ? readBlob(oid).catch(() => null) : null);
+    const [before, after] = await Promise.all([read(diff.oldOid), read(diff.newOid)]);
     const counts = diff.oldOid === diff.newOid ? { added: 0, removed: 0 } : lineChangeCounts(utf8(before), utf8(after));
     out.push(counts.added, counts.removed, before ? before.byteLength : -1, after ? after.byteLength : -1);
   }
