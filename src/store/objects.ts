@@ -25,7 +25,9 @@ export const DIR_MODE = '040000';
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 const TREE_CACHE_LIMIT = 20_000;
-const RECENT_BLOB_LIMIT = 16;
+/** Blobs kept decoded (most recently used), by count and total bytes: a page view re-reads the same ones. */
+const RECENT_BLOB_LIMIT = 8192;
+const RECENT_BLOBS_BYTES = 32 * 1024 * 1024;
 const PACK_CACHE_TRIM_EVERY = 20_000;
 const RECENT_BLOB_MAX_BYTES = 1024 * 1024;
 
@@ -113,7 +115,11 @@ export class ObjectStore {
 
   async readBlob(oid: string): Promise<Uint8Array> {
     const recent = this.recentBlobs.get(oid);
-    if (recent) return recent;
+    if (recent) {
+      this.recentBlobs.delete(oid); // most recently used goes last
+      this.recentBlobs.set(oid, recent);
+      return recent;
+    }
     await this.yieldSometimes();
     this.countRead();
     const { blob } = await this.read((args) => git.readBlob({ ...args, oid }));
@@ -136,15 +142,28 @@ export class ObjectStore {
   }
 
   /**
-   * Keep the last few blobs written or read: a call reads the file it edits and the history index then
-   * diffs the old blob against the new one, both from here.
+   * Keep recently written or read blobs decoded (bounded by count and bytes): a call reads the file it
+   * edits and the history index then diffs the old blob against the new one, both from here; and an
+   * audit page viewed again does not inflate its blobs from the pack again (isomorphic-git inflates
+   * packed objects and their delta chains in JavaScript, the main cost of a page that shows diffs).
    */
   private remember(oid: string, bytes: Uint8Array): void {
     if (bytes.byteLength > RECENT_BLOB_MAX_BYTES) return;
-    this.recentBlobs.delete(oid);
-    if (this.recentBlobs.size >= RECENT_BLOB_LIMIT) this.recentBlobs.delete(this.recentBlobs.keys().next().value!);
+    const old = this.recentBlobs.get(oid);
+    if (old) {
+      this.recentBlobs.delete(oid);
+      this.recentBlobBytes -= old.byteLength;
+    }
     this.recentBlobs.set(oid, bytes);
+    this.recentBlobBytes += bytes.byteLength;
+    while (this.recentBlobs.size > RECENT_BLOB_LIMIT || this.recentBlobBytes > RECENT_BLOBS_BYTES) {
+      const [first, dropped] = this.recentBlobs.entries().next().value!;
+      this.recentBlobs.delete(first);
+      this.recentBlobBytes -= dropped.byteLength;
+    }
   }
+
+  private recentBlobBytes = 0;
 
   async writeTree(entries: TreeEntry[]): Promise<string> {
     // isomorphic-git refuses separators, '.', '..' and '.git' aliases, but not these two.
