@@ -157,6 +157,16 @@ function candidatePositions(ctx: AuditContext, filter: CommitFilter): number[] |
   if (filter.session !== undefined) {
     return history.bySession(filter.session).map((e) => history.position(e.commit)!);
   }
+  if (filter.path !== undefined) {
+    // A commit touches a path prefix only by changing a file below it (the index has every changed path,
+    // `.keep` placeholders included); touchesPath() then decides exactly.
+    const prefix = filter.path.slice(1);
+    const positions = new Set<number>();
+    for (const repoPath of history.paths()) {
+      if (repoPath === prefix || repoPath.startsWith(`${prefix}/`)) for (const e of history.byPath(repoPath)) positions.add(history.position(e.commit)!);
+    }
+    return [...positions].sort((a, b) => a - b);
+  }
   return null;
 }
 

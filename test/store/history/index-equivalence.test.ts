@@ -12,6 +12,7 @@ import type { HistoryEntry } from '../../../src/store/history-index';
 import { advance, blameFile, BlameState } from '../../../src/store/history/blame';
 import { computeFacts, fileFacts, utf8 } from '../../../src/store/history/facts';
 import { splitLines } from '../../../src/store/history/line-stats';
+import { touchesPath } from '../../../src/store/history/touches-path';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { createAuditContext } from '../../../src/web/services/context';
 import { listCommits } from '../../../src/web/services/commits';
@@ -160,6 +161,18 @@ async function expectIndexMatchesGit(store: MemoryStore): Promise<void> {
     }
     if (!page.older) break;
     page = await listCommits(ctx, {}, { before: page.older });
+  }
+  // The path-prefix filter narrows through the index: the same commits as testing every entry.
+  for (const prefix of ['/memories', '/memories/a', '/memories/a/b', '/memories/c', '/memories/d', '/memories/f1.md']) {
+    const found: string[] = [];
+    let filtered = await listCommits(ctx, { path: prefix }, {});
+    for (;;) {
+      found.push(...filtered.rows.map((r) => r.commit));
+      if (!filtered.older) break;
+      filtered = await listCommits(ctx, { path: prefix }, { before: filtered.older });
+    }
+    const expected = [...store.history.all()].reverse().filter((e) => touchesPath(e, prefix)).map((e) => e.commit);
+    expect({ prefix, found }).toEqual({ prefix, found: expected });
   }
   // Sessions: the combined before/after diff from the index equals the one read from the two trees.
   for (const session of store.history.sessions()) {
