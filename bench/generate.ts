@@ -92,6 +92,10 @@ export async function ensureStore(dir: string, commits: number, files: number, l
   log(`  opening with MemoryStore (checkout, history index of ${commits} commits)…`);
   const store = await MemoryStore.open(dir, { fsync: false, log: () => undefined, autoGcLooseObjects: 0 });
   if (store.history.size !== commits + 1) throw new Error(`expected ${commits + 1} commits, indexed ${store.history.size}`);
+  // As a store memgit wrote itself: every commit's line counts and sizes in the index (what `memgit serve`
+  // computes in the background after a cold open).
+  log(`  computing the history index's facts for ${commits} commits…`);
+  await store.history.backfillFacts();
   await store.close();
   fs.writeFileSync(done, '');
   log(`  built in ${((Date.now() - began) / 1000).toFixed(0)} s`);

@@ -16,7 +16,7 @@
  * memgit (1,000 calls), before and after `gc`. Stores are generated once and cached under bench/.cache/.
  */
 import '../src/cli/threadpool'; // first, as in the memgit CLI: 16 libuv threads for concurrent fsyncs
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -277,6 +277,8 @@ interface ReadResult {
   files: number;
   rows: Array<[string, Summary, string]>;
   peakRssMb: number;
+  /** `memgit serve` on this store: RSS once it serves, and its peak after serving the pages. */
+  serve: { openedMb: number; peakMb: number; pages: number };
 }
 
 async function benchReads(commits: number, files: number, opts: Options): Promise<ReadResult> {
@@ -285,23 +287,34 @@ async function benchReads(commits: number, files: number, opts: Options): Promis
   let peak = 0;
   const sample = () => (peak = Math.max(peak, process.memoryUsage().rss));
 
-  // Cold: the history index is rebuilt from git (a copy without .git/memgit/history-v1.jsonl).
-  const coldReps = commits >= 100_000 ? 1 : Math.min(3, opts.readReps);
+  // Cold: the history index is rebuilt from git (a copy without .git/memgit/, as a fresh clone has).
+  const coldReps = commits >= 10_000 ? 1 : Math.min(3, opts.readReps);
   const cold: number[] = [];
+  const backfill: number[] = [];
   for (let r = 0; r < coldReps; r++) {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-bench-cold-'));
     try {
       fs.cpSync(source, work, { recursive: true });
-      fs.rmSync(path.join(work, '.git', 'memgit', 'history-v1.jsonl'), { force: true });
+      fs.rmSync(path.join(work, '.git', 'memgit'), { recursive: true, force: true });
       const [t, store] = await timed(() => MemoryStore.open(work, { log: () => undefined, autoGcLooseObjects: 0 }));
       cold.push(t);
+      sample();
+      // What `memgit serve` then does in the background: line counts and sizes of every commit.
+      backfill.push((await timed(() => store.history.backfillFacts()))[0]);
       sample();
       await store.close();
     } finally {
       fs.rmSync(work, { recursive: true, force: true });
     }
   }
-  rows.push(['open, cold (index rebuilt from git)', summarise(cold), '']);
+  rows.push(['open, cold (index rebuilt from git)', summarise(cold), '≤ 30 s']);
+  rows.push(['facts backfill after a cold open (background, in `memgit serve`)', summarise(backfill), '']);
+  // The cached store is a long-lived store: every commit's facts known, as memgit writes them.
+  {
+    const setup = await MemoryStore.open(source, { log: () => undefined, autoGcLooseObjects: 0 });
+    if (setup.history.missingFacts() > 0) await setup.history.backfillFacts();
+    await setup.close();
+  }
 
   const warm: number[] = [];
   let store: MemoryStore | null = null;
@@ -312,7 +325,7 @@ async function benchReads(commits: number, files: number, opts: Options): Promis
     store = opened;
     sample();
   }
-  rows.push(['open, warm (index on disk)', summarise(warm), '< 1 s']);
+  rows.push(['open, warm (index on disk)', summarise(warm), '≤ 300 ms']);
   const s = store!;
   const history = s.history;
   const headPosition = history.size - 1;
@@ -325,11 +338,14 @@ async function benchReads(commits: number, files: number, opts: Options): Promis
   const factEntry = history.at(factCall + 1)!;
   const oldCommit = history.at(Math.floor(history.size / 10))!.commit;
   const pages: Array<[string, () => Promise<unknown> | unknown, string]> = [
-    ['commits page (newest 50)', (ctx = createAuditContext(s)) => listCommits(ctx, {}, {}), '< 50 ms'],
-    ['session page (50 calls)', (ctx = createAuditContext(s)) => sessionPage(ctx, sessionOf(midCall)), '< 50 ms'],
-    [`file history (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => revisionsOf(ctx, HOT_FILE, headPosition), '< 100 ms'],
-    [`file page with blame (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => filePage(ctx, hotRel, undefined), '< 300 ms'],
-    ['tree at an old commit', (ctx = createAuditContext(s)) => treePage(ctx, oldCommit, 'topic-03'), ''],
+    ['commits page (newest 50)', (ctx = createAuditContext(s)) => listCommits(ctx, {}, {}), '≤ 10 ms'],
+    ['commits page (session filter)', (ctx = createAuditContext(s)) => listCommits(ctx, { session: sessionOf(midCall) }, {}), '≤ 10 ms'],
+    ['commits page (path prefix filter)', (ctx = createAuditContext(s)) => listCommits(ctx, { path: '/memories/topic-03' }, {}), '≤ 10 ms'],
+    ['session page (50 calls)', (ctx = createAuditContext(s)) => sessionPage(ctx, sessionOf(midCall)), '≤ 20 ms'],
+    [`file history (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => revisionsOf(ctx, HOT_FILE, headPosition), ''],
+    [`file page with blame at HEAD (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => filePage(ctx, hotRel, undefined), '≤ 30 ms'],
+    [`file page with blame at an old commit (replayed)`, (ctx = createAuditContext(s)) => filePage(ctx, hotRel, oldCommit), ''],
+    ['tree at an old commit', (ctx = createAuditContext(s)) => treePage(ctx, oldCommit, 'topic-03'), '≤ 30 ms'],
     [
       'which call introduced this text (all pages until found)',
       async (ctx = createAuditContext(s)) => {
@@ -345,6 +361,11 @@ async function benchReads(commits: number, files: number, opts: Options): Promis
       '',
     ],
   ];
+  {
+    // The session page's first view, a session no run has read yet: the blobs of its diffs come from the pack.
+    const other = sessionOf(Math.floor((commits - 1) / 3));
+    rows.push(['session page, first view of a session', summarise([(await timed(() => sessionPage(createAuditContext(s), other)))[0]]), '']);
+  }
   for (const [name, fn, target] of pages) {
     await fn(); // warm-up: the pack and its index loaded once, as in a running server
     const times: number[] = [];
@@ -353,7 +374,53 @@ async function benchReads(commits: number, files: number, opts: Options): Promis
     rows.push([name, summarise(times), target]);
   }
   await s.close();
-  return { commits, files, rows, peakRssMb: Math.max(peak, process.resourceUsage().maxRSS * 1024) / 1024 / 1024 };
+  const serve = await serveMemory(source, [
+    '/',
+    '/commits',
+    '/commits?path=/memories/topic-03',
+    `/sessions/${sessionOf(midCall)}`,
+    `/files/${hotRel}`,
+    `/files/${hotRel}?at=${oldCommit}`,
+    `/tree?at=${oldCommit}&dir=topic-03`,
+    `/search?q=${encodeURIComponent(factOf(factCall))}`,
+  ]);
+  return { commits, files, rows, peakRssMb: Math.max(peak, process.resourceUsage().maxRSS * 1024) / 1024 / 1024, serve };
+}
+
+/**
+ * Peak memory of `memgit serve` on the store: the real CLI as a process, each page requested three times
+ * over loopback, then its peak RSS (VmHWM) read from /proc before it is stopped.
+ */
+async function serveMemory(store: string, pages: string[]): Promise<{ openedMb: number; peakMb: number; pages: number }> {
+  const cli = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+  const child = spawn(process.execPath, [cli, 'serve', '--repo', store, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        const m = /at (http:\/\/[^/\s]+)\//.exec(out);
+        if (m) resolve(m[1]);
+      });
+      child.once('exit', (code) => reject(new Error(`memgit serve exited (${code}) before it served`)));
+    });
+    const status = () => fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    const kb = (text: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN);
+    const openedMb = kb(status(), 'VmRSS') / 1024;
+    let served = 0;
+    for (let round = 0; round < 3; round++) {
+      for (const page of pages) {
+        const res = await fetch(url + page);
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`memgit serve ${page}: HTTP ${res.status}`);
+        served++;
+      }
+    }
+    return { openedMb, peakMb: kb(status(), 'VmHWM') / 1024, pages: served };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -495,6 +562,10 @@ function render(opts: Options, writes: WriteResult[], flat: FlatResult[], reads:
     `Generated by \`npm run bench${opts.quick ? ' -- --quick' : ''}\` (bench/run.ts) on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC in ${Math.round(seconds)} s. ` +
       'Every figure is **median (p95; min–max)** over repeated runs in the same process; the three write contenders are interleaved call by call.',
     '',
+    `**Scales run this time:** writes at ${opts.sizes.map(fmtSize).join(', ')} commits × ${opts.files.map(fmtSize).join(', ')} files (${opts.reps} cycles); ` +
+      `reads at ${opts.readSizes.map(fmtSize).join(', ') || 'none'} commits (${opts.readReps} runs); disk with ${fmtSize(opts.diskCalls)} calls. ` +
+      `Sizes not listed were not run and have no figures here.`,
+    '',
   );
   out.push('## Machine and versions', '');
   out.push(
@@ -563,9 +634,11 @@ function render(opts: Options, writes: WriteResult[], flat: FlatResult[], reads:
     const names2 = reads[0].rows.map((r) => r[0]);
     out.push(
       table(
-        ['', ...reads.map((r) => `${fmtSize(r.commits)} commits × ${fmtSize(r.files)} files`), 'target (at 100,000)'],
+        ['', ...reads.map((r) => `${fmtSize(r.commits)} commits × ${fmtSize(r.files)} files`), 'target (at 100,000, issue 12)'],
         [
           ...names2.map((name, i) => [name, ...reads.map((r) => cell(r.rows[i]?.[1])), reads[0].rows[i][2]]),
+          ['`memgit serve`: RSS once serving', ...reads.map((r) => `${r.serve.openedMb.toFixed(0)} MB`), ''],
+          ['`memgit serve`: peak RSS after serving the pages', ...reads.map((r) => `${r.serve.peakMb.toFixed(0)} MB (${r.serve.pages} requests)`), '≤ 300 MB'],
           ['peak RSS of the bench process so far', ...reads.map((r) => `${r.peakRssMb.toFixed(0)} MB`), ''],
         ],
       ),
@@ -605,7 +678,18 @@ function render(opts: Options, writes: WriteResult[], flat: FlatResult[], reads:
       'getting every k-th call so that it has about 500 revisions; sessions are 50 calls long.',
     '- The 0-commit store is a fresh store; its cycle creates the only files.',
     '- git CLI runs with git\'s default durability (it does not fsync loose objects or the index by default); memgit and the SDK tool fsync.',
-    '- Page figures are service time (src/web/services) without HTTP or template rendering; every run gets fresh UI caches.',
+    '- Page figures are service time (src/web/services) without HTTP or template rendering; every run gets fresh UI caches. The store itself ' +
+      'stays open between runs, as in a running server, with what it keeps: isomorphic-git\'s parsed packs and the store\'s bounded cache of ' +
+      'recently read blobs (32 MB), so a repeated page does not inflate its blobs again; "session page, first view" is one view of a session ' +
+      'nothing has read yet, which pays those reads.',
+    '- What the pages read (issue 12): list pages (commits, sessions list, overview and tree sizes, a session\'s before/after files) are ' +
+      'history-index lookups — every commit\'s blobs before and after, sizes, lines added/removed and rename pairs are recorded when it is ' +
+      'written. Blame at HEAD is the persisted per-file blame (extended by every write) plus one blob; at an old commit it replays from the ' +
+      'nearest known state. Diffs and file contents still come from git.',
+    '- Cold open (a store without `.git/memgit/`, e.g. a fresh clone): every commit is read once and the trees along its changed path are ' +
+      'diffed (the trailers name the path but not the new blob id the index must hold); line counts and sizes are not computed during the ' +
+      'open but lazily by the pages that show them and by a background pass that `memgit serve` starts (the backfill row), persisted once. ' +
+      'A terminal shows a progress line for an open that takes longer than a second.',
     '- The machine is shared with other work (see the load average above), so absolute figures are noisy; the contenders are interleaved call by call, ' +
       'so their ratios are fairer than their absolute values.',
     '',
@@ -623,17 +707,18 @@ function targets(opts: Options, writes: WriteResult[], flat: FlatResult[], reads
     const m = w10k.mutating.get('memgit')!.median;
     const sdk = w10k.mutating.get('SDK fs tool')!.median;
     const g = w10k.mutating.get('git CLI')!.median;
-    lines.push(`- Durable mutating call at 10,000 commits × ${fmtSize(maxFiles)} files: memgit ${ms(m)} = ${(m / sdk).toFixed(1)}× the SDK fs tool (target ≤ 5×): ${verdict(m <= 5 * sdk)}; git CLI is ${(g / m).toFixed(1)}× slower than memgit (target ≥ 5×): ${verdict(g >= 5 * m)}.`);
+    lines.push(`- Durable mutating call at 10,000 commits × ${fmtSize(maxFiles)} files: memgit ${ms(m)} = ${(m / sdk).toFixed(1)}× the SDK fs tool (target ≤ 5×): ${verdict(m <= 5 * sdk)}; git CLI is ${(g / m).toFixed(1)}× slower than memgit (target ≥ 3×): ${verdict(g >= 3 * m)}.`);
     const nosync = w10k.mutating.get(NOSYNC)?.median;
-    if (m > 5 * sdk || g < 5 * m) {
+    if (m > 5 * sdk || g < 3 * m) {
       lines.push(
         `  Why: the SDK tool writes one file and fsyncs it. A memgit call also takes the cross-process write lock and a transaction marker, ` +
           `writes the blob, the trees on the path and the commit, moves the ref, writes the working-tree file and the index, and appends to the ` +
           `history index — about fifteen file-system operations. fsync is not what it costs: with fsync off the same calls take ` +
           `${nosync === undefined ? '–' : ms(nosync)} (reference column), because the objects, the ref and the projection are each flushed in one ` +
-          `parallel round by the fs memgit hands to isomorphic-git. What is left is isomorphic-git's per-object work (every git read and write goes ` +
-          `through its API: each writeBlob/writeTree/writeCommit wraps, hashes through WebCrypto and deflates through a CompressionStream, and each ` +
-          `updateIndex re-serialises and re-hashes the whole index — once per changed file), per-operation latency through libuv's thread pool, ` +
+          `parallel round by the fs memgit hands to isomorphic-git. Objects are now encoded by memgit itself (node:crypto + node:zlib, handed to ` +
+          `isomorphic-git's writeObject as deflated loose objects) and the index entry gets the known blob id; what is left is reading the edited ` +
+          `file's blob and trees (from the pack, through isomorphic-git), isomorphic-git's updateIndex re-serialising the whole index (1,000 ` +
+          `entries) once per changed file, the history index's line counts and blame, per-operation latency through libuv's thread pool, ` +
           `and JavaScript CPU on this shared two-core VM (a plain file write alone costs the SDK tool ${ms(sdk)}). The git CLI baseline, for its ` +
           `part, does not fsync.`,
       );
@@ -649,22 +734,36 @@ function targets(opts: Options, writes: WriteResult[], flat: FlatResult[], reads
     const ratio = w100k.mutating.get('memgit')!.median / w1k.mutating.get('memgit')!.median;
     lines.push(`- Flat in history length: median at 100,000 commits is ${ratio.toFixed(2)}× the median at 1,000 (target ≤ 1.3×): ${verdict(ratio <= 1.3)}.`);
   } else lines.push('- Flat in history length (100,000 vs 1,000 commits): not measured in this run (sizes ' + opts.sizes.join(', ') + ').');
-  const r100k = reads.find((r) => r.commits === 100_000);
-  if (r100k) {
-    for (const [name, s, target] of r100k.rows) {
-      const limit = /< (\d+) (ms|s)/.exec(target);
+  // Read targets are set at 100,000 commits; a run at smaller sizes judges the largest it measured, and says so.
+  const rTop = [...reads].sort((a, b) => b.commits - a.commits)[0];
+  if (rTop) {
+    const scale = `${fmtSize(rTop.commits)} commits${rTop.commits < 100_000 ? ' (the targets are set at 100,000; that size was not run this time)' : ''}`;
+    for (const [name, s, target] of rTop.rows) {
+      const limit = /[<≤] (\d+) (ms|s)/.exec(target);
       if (!limit) continue;
       const bound = Number(limit[1]) * (limit[2] === 's' ? 1000 : 1);
-      lines.push(`- ${name} at 100,000 commits: ${ms(s.median)} median (target ${target}): ${verdict(s.median < bound)}.`);
-      if (s.median >= bound && /page/.test(name)) {
+      lines.push(`- ${name} at ${scale}: ${ms(s.median)} median (target ${target}): ${verdict(s.median <= bound)}.`);
+      if (s.median > bound && /session page/.test(name)) {
         lines.push(
-          `  Why: the page reads commits, trees and blobs through isomorphic-git (readCommit/readTree/readBlob). From a pack it inflates each ` +
-            `object in JavaScript (pako) and resolves git's delta chains object by object, several times the cost per object of node's zlib; ` +
-            `the history index keeps whole-history walks off the page, so what is left is that per-object cost times the objects the page shows.`,
+          `  Why: the page shows the diff of each of its 50 calls and of the whole session, so it reads about 150 blobs; list facts come ` +
+            `from the history index, but file contents come from git. isomorphic-git reads a packed blob by inflating it in JavaScript (pako) ` +
+            `and resolving its delta chain object by object (git fast-import packs with --depth=50), which costs a large fraction of a millisecond ` +
+            `per blob on this machine; memgit may decode loose objects itself but not packs.`,
         );
+      } else if (s.median > bound && /open, cold/.test(name)) {
+        lines.push(
+          `  Why: the index must hold each commit's blob ids (rollback, blame and file history use them), and only trees name them: the ` +
+            `trailers say which path a call changed, not its new blob. So the cold open reads every commit once and diffs the trees along the ` +
+            `changed path (three tree objects per call), each read from the pack through isomorphic-git; line counts and sizes are left to ` +
+            `the background backfill (row above) so that the open itself stays as short as this.`,
+        );
+      } else if (s.median > bound && /warm/.test(name)) {
+        lines.push(`  Why: a warm open parses the whole JSON-lines history index (one line per commit, with its facts) and rebuilds its maps.`);
       }
     }
-  } else lines.push('- Audit pages at 100,000 commits: not measured in this run.');
+    const serve = rTop.serve;
+    lines.push(`- Peak memory of \`memgit serve\` at ${scale}: ${serve.peakMb.toFixed(0)} MB (target ≤ 300 MB): ${verdict(serve.peakMb <= 300)}.`);
+  } else lines.push('- Audit pages: not measured in this run.');
   for (const d of disk) {
     const per = (d.after * 1000) / d.calls;
     lines.push(`- Disk after gc, ${fmtSize(d.files)} files: ${mb(per)} per 1,000 calls (target ≤ 1 MB): ${verdict(per <= 1024 * 1024)}.`);

@@ -21,6 +21,7 @@ import { registerClone } from './commands/clone';
 import { registerStatus } from './commands/status';
 import { registerRedact } from './commands/redact';
 import { registerFlags } from './commands/flags';
+import { registerBlame } from './commands/blame';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
   registerClone(program);
   registerRedact(program);
   registerFlags(program);
+  registerBlame(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +

@@ -671,7 +671,7 @@ export class MemoryStore {
     }
     if (changes) {
       // In memory at once (a retry of this tool_use id is recognised); the file is healed if the append fails.
-      await this.history.record(makeEntry(commit, head, timestamp, meta, changes)).catch((error: unknown) => {
+      await this.history.record(makeEntry(commit, head, timestamp, meta, changes, newTree)).catch((error: unknown) => {
         failures.push(`history append: ${describeError(error)}`);
       });
     }

@@ -1,5 +1,8 @@
+import type * as nodeFs from 'node:fs';
+import * as path from 'node:path';
 import git from 'isomorphic-git';
 import type { DurableFs } from './durable-fs';
+import { blobOid, commitContent, encodeLoose, LooseType, treeContent } from './loose-object';
 
 /**
  * Object-level access to one repository: blobs, trees and commits by oid, all read and written through
@@ -22,7 +25,9 @@ export const DIR_MODE = '040000';
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 const TREE_CACHE_LIMIT = 20_000;
-const RECENT_BLOB_LIMIT = 16;
+/** Blobs kept decoded (most recently used), by count and total bytes: a page view re-reads the same ones. */
+const RECENT_BLOB_LIMIT = 8192;
+const RECENT_BLOBS_BYTES = 32 * 1024 * 1024;
 const PACK_CACHE_TRIM_EVERY = 20_000;
 const RECENT_BLOB_MAX_BYTES = 1024 * 1024;
 
@@ -32,10 +37,48 @@ export class ObjectStore {
   private readonly trees = new Map<string, TreeEntry[]>();
   private readonly recentBlobs = new Map<string, Uint8Array>();
 
+  /**
+   * The fs isomorphic-git reads objects through: DurableFs, except that the two metadata probes it makes
+   * for every single object — a stat of the gitdir and a listing of objects/pack — are answered from
+   * memory. The listing is dropped after gc and whenever a read fails (another process may have packed
+   * and removed loose objects), and the read is retried once with a fresh one.
+   */
+  private readonly readFs: DurableFs['gitFs'];
+  private packListing: string[] | null = null;
+  private gitdirStat: unknown = null;
+
   constructor(
     readonly fs: DurableFs,
     readonly gitdir: string,
-  ) {}
+  ) {
+    const base = fs.gitFs.promises;
+    const packDir = path.join(gitdir, 'objects', 'pack');
+    const promises: typeof base = Object.create(base);
+    promises.readdir = (async (dir: string, options?: BufferEncoding) => {
+      if (path.normalize(dir) !== packDir) return base.readdir(dir, options);
+      this.packListing ??= (await base.readdir(dir)) as string[];
+      return [...this.packListing];
+    }) as typeof base.readdir;
+    promises.stat = (async (file: string, options?: nodeFs.StatOptions) => {
+      if (path.normalize(file) !== path.normalize(gitdir)) return base.stat(file, options);
+      this.gitdirStat ??= await base.stat(file, options);
+      return this.gitdirStat;
+    }) as typeof base.stat;
+    this.readFs = { promises };
+  }
+
+  /** A read through the cached probes; on failure, once more with fresh ones. */
+  private async read<T>(read: (args: { fs: DurableFs['gitFs']; gitdir: string; cache: object }) => Promise<T>): Promise<T> {
+    const args = { fs: this.readFs, gitdir: this.gitdir, cache: this.gitCache };
+    try {
+      return await read(args);
+    } catch (error) {
+      if (this.packListing === null && this.gitdirStat === null) throw error;
+      this.packListing = null;
+      this.gitdirStat = null;
+      return read(args);
+    }
+  }
 
   private lastYield = Date.now();
 
@@ -59,7 +102,7 @@ export class ObjectStore {
     if (cached) return cached;
     await this.yieldSometimes();
     this.countRead();
-    const { tree } = await git.readTree({ ...this.args, oid });
+    const { tree } = await this.read((args) => git.readTree({ ...args, oid }));
     const entries = tree as TreeEntry[];
     this.cacheTree(oid, entries);
     return entries;
@@ -72,27 +115,62 @@ export class ObjectStore {
 
   async readBlob(oid: string): Promise<Uint8Array> {
     const recent = this.recentBlobs.get(oid);
-    if (recent) return recent;
+    if (recent) {
+      this.recentBlobs.delete(oid); // most recently used goes last
+      this.recentBlobs.set(oid, recent);
+      return recent;
+    }
     await this.yieldSometimes();
     this.countRead();
-    const { blob } = await git.readBlob({ ...this.args, oid });
+    const { blob } = await this.read((args) => git.readBlob({ ...args, oid }));
+    this.remember(oid, blob);
     return blob;
   }
 
-  async writeBlob(bytes: Uint8Array): Promise<string> {
-    const oid = await git.writeBlob({ ...this.args, blob: bytes });
-    // The working tree is written from the blob right after the commit: spare re-reading and inflating it.
-    if (this.recentBlobs.size >= RECENT_BLOB_LIMIT) this.recentBlobs.delete(this.recentBlobs.keys().next().value!);
-    if (bytes.byteLength <= RECENT_BLOB_MAX_BYTES) this.recentBlobs.set(oid, bytes);
+  /** Hand an object encoded here (loose-object.ts) to isomorphic-git, which writes it through DurableFs. */
+  private async writeLoose(type: LooseType, content: Uint8Array): Promise<string> {
+    const { oid, deflated } = encodeLoose(type, content);
+    await git.writeObject({ fs: this.readFs, gitdir: this.gitdir, type, object: deflated, format: 'deflated', oid });
     return oid;
   }
+
+  async writeBlob(bytes: Uint8Array): Promise<string> {
+    const oid = await this.writeLoose('blob', bytes);
+    // The working tree is written from the blob right after the commit: spare re-reading and inflating it.
+    this.remember(oid, bytes);
+    return oid;
+  }
+
+  /**
+   * Keep recently written or read blobs decoded (bounded by count and bytes): a call reads the file it
+   * edits and the history index then diffs the old blob against the new one, both from here; and an
+   * audit page viewed again does not inflate its blobs from the pack again (isomorphic-git inflates
+   * packed objects and their delta chains in JavaScript, the main cost of a page that shows diffs).
+   */
+  private remember(oid: string, bytes: Uint8Array): void {
+    if (bytes.byteLength > RECENT_BLOB_MAX_BYTES) return;
+    const old = this.recentBlobs.get(oid);
+    if (old) {
+      this.recentBlobs.delete(oid);
+      this.recentBlobBytes -= old.byteLength;
+    }
+    this.recentBlobs.set(oid, bytes);
+    this.recentBlobBytes += bytes.byteLength;
+    while (this.recentBlobs.size > RECENT_BLOB_LIMIT || this.recentBlobBytes > RECENT_BLOBS_BYTES) {
+      const [first, dropped] = this.recentBlobs.entries().next().value!;
+      this.recentBlobs.delete(first);
+      this.recentBlobBytes -= dropped.byteLength;
+    }
+  }
+
+  private recentBlobBytes = 0;
 
   async writeTree(entries: TreeEntry[]): Promise<string> {
     // isomorphic-git refuses separators, '.', '..' and '.git' aliases, but not these two.
     for (const entry of entries) {
       if (entry.path === '' || entry.path.includes('\0')) throw new Error(`unsafe tree entry name ${JSON.stringify(entry.path)}`);
     }
-    const oid = await git.writeTree({ ...this.args, tree: entries });
+    const oid = await this.writeLoose('tree', treeContent(entries));
     // In the order readTree returns them: by name, in code-point order.
     this.cacheTree(oid, [...entries].sort((a, b) => compareCodePoints(a.path, b.path)));
     return oid;
@@ -101,11 +179,17 @@ export class ObjectStore {
   async readCommit(oid: string): Promise<ReadCommitResult> {
     await this.yieldSometimes();
     this.countRead();
-    return git.readCommit({ ...this.args, oid });
+    return this.read((args) => git.readCommit({ ...args, oid }));
   }
 
   async writeCommit(commit: CommitObject): Promise<string> {
-    return git.writeCommit({ ...this.args, commit });
+    return this.writeLoose('commit', commitContent({
+      tree: commit.tree,
+      parent: commit.parent,
+      author: commit.author,
+      committer: commit.committer ?? commit.author,
+      message: commit.message,
+    }));
   }
 
   /**
@@ -133,12 +217,12 @@ export class ObjectStore {
 
   /** Forget the packs isomorphic-git has loaded (after gc replaced them). */
   forgetPacks(): void {
+    this.packListing = null;
     for (const key of Reflect.ownKeys(this.gitCache)) delete (this.gitCache as Record<PropertyKey, unknown>)[key];
   }
 
   async hashBlob(bytes: Uint8Array): Promise<string> {
-    const { oid } = await git.hashBlob({ object: bytes });
-    return oid;
+    return blobOid(bytes);
   }
 
   /** The tree entry at a slash-separated repository path, or null. '' is the root itself. */

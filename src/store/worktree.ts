@@ -42,14 +42,15 @@ export class Worktree {
 
   /**
    * isomorphic-git's updateIndex, once per changed file (a call changes one or two). A written file is
-   * added from the working tree, so its index entry carries the real stats and `git status` needs no
-   * re-hash. The shared cache keeps the parsed index between calls (isomorphic-git re-reads it when its
-   * stat says another process wrote it).
+   * entered with the blob id the commit already has, so isomorphic-git does not read, hash and deflate it
+   * again; the entry's stat fields are then zero, and `git status` compares such a file by content (it
+   * is one small file per call). The shared cache keeps the parsed index between calls (isomorphic-git
+   * re-reads it when its stat says another process wrote it).
    */
   private async updateIndex(changes: FileChange[]): Promise<void> {
     for (const change of changes) {
       const args = { fs: this.fs.gitFs, dir: this.dir, gitdir: this.gitdir, cache: this.objects.gitCache, filepath: change.path };
-      if (change.newOid) await git.updateIndex({ ...args, add: true });
+      if (change.newOid) await git.updateIndex({ ...args, add: true, oid: change.newOid, mode: 0o100644 });
       else await git.updateIndex({ ...args, remove: true, force: true });
     }
   }

@@ -29,6 +29,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     s.once('error', reject);
   });
   const port = (server.address() as AddressInfo).port;
+  // A store indexed cold (just cloned, or an index of an older format) has no line counts and sizes yet:
+  // pages compute the ones they show on demand, and this pass computes the rest in the background.
+  if (options.store.history.missingFacts() > 0) void options.store.history.backfillFacts().catch(() => undefined);
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${urlHost}:${port}`,

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { HistoryEntry } from '../../store/history-index';
-import { isMemoryFile } from '../../store/commit-diff';
+import { touchesPath } from '../../store/history/touches-path';
 import { openStore, positiveInteger, repoOption } from '../options';
 
 export function registerLog(program: Command): void {
@@ -29,13 +29,6 @@ export function registerLog(program: Command): void {
       else if (!options.json) process.stderr.write('memgit: no commits match\n');
       await store.close();
     });
-}
-
-/** Does the commit touch `virtualPath` or anything below it? */
-export function touchesPath(entry: HistoryEntry, virtualPath: string): boolean {
-  const prefix = virtualPath.replace(/\/+$/, '');
-  const under = (p: string | undefined) => p !== undefined && (p === prefix || p.startsWith(`${prefix}/`));
-  return under(entry.path) || under(entry.newPath) || entry.changes.some((c) => isMemoryFile(c.path) && under(`/${c.path}`));
 }
 
 export function toJson(entry: HistoryEntry) {

@@ -1,6 +1,6 @@
-import { touchesPath } from '../../cli/commands/log';
 import { isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
+import { touchesPath } from '../../store/history/touches-path';
 import { AuditContext, BadRequest, CommitSummary, summarise, textOf } from './context';
 import { lineStats } from './diff-view';
 
@@ -156,6 +156,16 @@ function candidatePositions(ctx: AuditContext, filter: CommitFilter): number[] |
   const history = ctx.store.history;
   if (filter.session !== undefined) {
     return history.bySession(filter.session).map((e) => history.position(e.commit)!);
+  }
+  if (filter.path !== undefined) {
+    // A commit touches a path prefix only by changing a file below it (the index has every changed path,
+    // `.keep` placeholders included); touchesPath() then decides exactly.
+    const prefix = filter.path.slice(1);
+    const positions = new Set<number>();
+    for (const repoPath of history.paths()) {
+      if (repoPath === prefix || repoPath.startsWith(`${prefix}/`)) for (const e of history.byPath(repoPath)) positions.add(history.position(e.commit)!);
+    }
+    return [...positions].sort((a, b) => a - b);
   }
   return null;
 }

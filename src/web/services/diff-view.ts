@@ -1,6 +1,8 @@
 import { structuredPatch } from 'diff';
 import { FileDiff, fileDiffs } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
+import { commitLineCounts } from '../../store/history/facts';
+import { DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH } from '../../store/history/line-stats';
 import { hasHidden } from '../filters';
 import { AuditContext, textOf } from './context';
 
@@ -12,8 +14,9 @@ import { AuditContext, textOf } from './context';
 
 export const MAX_DIFF_LINES = 1500;
 export const MAX_LINE_CHARS = 4000;
-const MAX_EDIT_LENGTH = 5000;
-const CONTEXT_LINES = 3;
+// Shared with the history index's line counts (lineChangeCounts), so the two always agree.
+const MAX_EDIT_LENGTH = DIFF_MAX_EDIT_LENGTH;
+const CONTEXT_LINES = DIFF_CONTEXT_LINES;
 
 export type LineKind = 'add' | 'del' | 'ctx';
 
@@ -70,19 +73,12 @@ export async function diffView(ctx: AuditContext, diff: FileDiff): Promise<FileD
   return { ...diff, ...compareTexts(before, after) };
 }
 
-/** Line counts of one commit's memory files, cached by commit (the commits list shows them per row). */
+/**
+ * Line counts of one commit's memory files (the commits list shows them per row): recorded in the
+ * history index when the commit was written, so this reads no blobs.
+ */
 export async function lineStats(ctx: AuditContext, entry: HistoryEntry): Promise<{ added: number; removed: number }> {
-  const cached = ctx.lineStats.get(entry.commit);
-  if (cached) return cached;
-  let added = 0;
-  let removed = 0;
-  for (const view of await diffViewsOf(ctx, entry)) {
-    added += view.added;
-    removed += view.removed;
-  }
-  const stats = { added, removed };
-  ctx.lineStats.set(entry.commit, stats);
-  return stats;
+  return commitLineCounts(await ctx.store.history.factsOf(entry));
 }
 
 type Comparison = Pick<FileDiffView, 'added' | 'removed' | 'hunks' | 'truncated' | 'tooLarge' | 'noFinalNewline' | 'hidden'>;

@@ -1,132 +1,24 @@
-import { diffArrays } from 'diff';
-import { fileDiffs } from '../../store/commit-diff';
-import type { HistoryEntry } from '../../store/history-index';
+import { blameFile } from '../../store/history/blame';
+import { Revision, revisionsOf as revisionsInIndex } from '../../store/history/revisions';
 import { hasHidden } from '../filters';
-import { AuditContext, BlameState, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';
+import { AuditContext, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';
+
+export { splitLines } from '../../store/history/line-stats';
+export { advance } from '../../store/history/blame';
+export type { Revision } from '../../store/history/revisions';
 
 /**
  * One memory file through time: its content at a commit, its revisions following renames, and blame.
- * Everything comes from the history index (commits by path) plus the blobs of those commits — never from
- * a walk of all commits. Blame replays the file's revisions forward, diffing each against the previous,
- * and caches the state after a revision by (commit, path): a commit fixes the whole chain before it.
+ * Everything comes from the history index (commits by path) and the store's incremental blame
+ * (src/store/history/blame.ts): blame at HEAD is a lookup, at an older commit a replay of the file's
+ * revisions from the nearest known state, with checkpoints kept in the UI's cache.
  */
 
 export const MAX_SHOWN_LINES = 5000;
-const BLAME_MAX_EDIT_LENGTH = 2000;
-const BLAME_CHECKPOINT_EVERY = 64;
-const READ_BATCH = 32;
-
-export interface Revision {
-  entry: HistoryEntry;
-  position: number;
-  /** Repository path of the file in this revision. */
-  repoPath: string;
-  /** The file's blob after this commit (null: the commit deleted it). */
-  oid: string | null;
-  kind: 'created' | 'modified' | 'renamed' | 'deleted';
-  /** For a rename: the repository path it came from. */
-  from?: string;
-}
 
 /** Revisions of the file at `repoPath` up to `position` (inclusive), oldest first, following renames back. */
 export function revisionsOf(ctx: AuditContext, repoPath: string, position: number): Revision[] {
-  const history = ctx.store.history;
-  const newestFirst: Revision[] = [];
-  let path: string | null = repoPath;
-  let limit = position;
-  while (path !== null) {
-    const list = history.byPath(path);
-    let i = upperBoundBy(list, limit, (e) => history.position(e.commit)!) - 1;
-    const current: string = path;
-    path = null;
-    for (; i >= 0; i--) {
-      const entry = list[i];
-      const entryPosition = history.position(entry.commit)!;
-      const change = entry.changes.find((c) => c.path === current)!;
-      if (change.oldOid) {
-        newestFirst.push({ entry, position: entryPosition, repoPath: current, oid: change.newOid, kind: change.newOid ? 'modified' : 'deleted' });
-        continue;
-      }
-      // The file came into being here: by a rename (follow it back) or by a create (its first revision).
-      const renamed = fileDiffs(entry).find((d) => d.status === 'renamed' && d.newPath === `/${current}`);
-      if (renamed) {
-        newestFirst.push({ entry, position: entryPosition, repoPath: current, oid: change.newOid, kind: 'renamed', from: renamed.oldPath!.slice(1) });
-        path = renamed.oldPath!.slice(1);
-        limit = entryPosition - 1;
-      } else {
-        newestFirst.push({ entry, position: entryPosition, repoPath: current, oid: change.newOid, kind: 'created' });
-      }
-      break;
-    }
-  }
-  // Walking back stops at the newest creation, so an earlier life of a reused path is not mixed in.
-  return newestFirst.reverse();
-}
-
-function upperBoundBy<T>(sorted: T[], value: number, key: (item: T) => number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (key(sorted[mid]) <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-export function splitLines(text: string): string[] {
-  if (text === '') return [];
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
-
-/** Blame after the last of `revisions` (which must be one chain, oldest first). */
-export async function blame(ctx: AuditContext, revisions: Revision[]): Promise<BlameState> {
-  const key = (r: Revision) => `${r.entry.commit}\0${r.repoPath}`;
-  let start = revisions.length - 1;
-  let state: BlameState | undefined;
-  for (; start >= 0; start--) {
-    state = ctx.blames.get(key(revisions[start]));
-    if (state) break;
-  }
-  state ??= { lines: [], origins: [] };
-  const texts = await readAll(ctx, revisions.slice(start + 1).map((r) => r.oid));
-  for (let k = start + 1; k < revisions.length; k++) {
-    const revision = revisions[k];
-    const lines = splitLines(texts[k - start - 1]);
-    state = advance(state, lines, revision.entry.commit);
-    if (k === revisions.length - 1 || k % BLAME_CHECKPOINT_EVERY === 0) ctx.blames.set(key(revision), state);
-  }
-  return state;
-}
-
-/** Blob texts in order, read a batch at a time so the object reads overlap. */
-async function readAll(ctx: AuditContext, oids: (string | null)[]): Promise<string[]> {
-  const texts: string[] = [];
-  for (let k = 0; k < oids.length; k += READ_BATCH) {
-    texts.push(...(await Promise.all(oids.slice(k, k + READ_BATCH).map((oid) => textOf(ctx, oid)))));
-  }
-  return texts;
-}
-
-/** Pure: carry unchanged lines' origins over, attribute added lines to `commit`. */
-export function advance(previous: BlameState, lines: string[], commit: string): BlameState {
-  const changes = diffArrays(previous.lines, lines, { maxEditLength: BLAME_MAX_EDIT_LENGTH });
-  if (!changes) return { lines, origins: lines.map(() => commit) };
-  const origins: string[] = [];
-  let oldIndex = 0;
-  for (const change of changes) {
-    if (change.removed) {
-      oldIndex += change.count;
-    } else if (change.added) {
-      for (let k = 0; k < change.count; k++) origins.push(commit);
-    } else {
-      for (let k = 0; k < change.count; k++) origins.push(previous.origins[oldIndex + k]);
-      oldIndex += change.count;
-    }
-  }
-  return { lines, origins };
+  return revisionsInIndex(ctx.store.history, repoPath, position);
 }
 
 export interface BlameLine {
@@ -162,11 +54,13 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
   const atEntry = await entryFor(ctx, at);
   const position = ctx.store.history.position(atEntry.commit)!;
   const repoPath = repoPathOf(rel);
-  const revisions = revisionsOf(ctx, repoPath, position);
+  const { revisions, state } = await blameFile(ctx.store.history, repoPath, position, {
+    readText: (oid) => textOf(ctx, oid),
+    checkpoints: ctx.blames,
+  });
   if (revisions.length === 0) throw new NotFound(`/${repoPath} has no history up to this commit`);
   const last = revisions[revisions.length - 1];
   const exists = last.oid !== null;
-  const state = exists ? await blame(ctx, revisions) : { lines: [], origins: [] };
   const shown = Math.min(state.lines.length, MAX_SHOWN_LINES);
   const lines: BlameLine[] = [];
   const origins: Record<string, CommitSummary> = {};

@@ -1,7 +1,7 @@
 import { isMemoryFile } from '../../store/commit-diff';
 import { listFiles } from '../../store/objects';
-import { AuditContext, CommitSummary, sizeOf, summarise } from './context';
-import { lastChangeOf } from './tree';
+import { AuditContext, CommitSummary, summarise } from './context';
+import { lastChangeOf, sizeAt } from './tree';
 
 /** The front page: the memory at HEAD, totals, and the latest calls. */
 
@@ -27,10 +27,10 @@ export async function overview(ctx: AuditContext): Promise<Overview> {
   let bytes = 0;
   const files: Overview['files'] = [];
   for (const [repoPath, entry] of all) {
-    const size = await sizeOf(ctx, entry.oid);
+    const last = lastChangeOf(ctx, repoPath, headPosition);
+    const size = await sizeAt(ctx, repoPath, entry.oid, last);
     bytes += size;
     if (files.length < OVERVIEW_FILES) {
-      const last = lastChangeOf(ctx, repoPath, headPosition);
       files.push({ rel: repoPath.slice('memories/'.length), size, lastChange: last ? summarise(ctx, last) : null });
     }
   }

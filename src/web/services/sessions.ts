@@ -194,15 +194,16 @@ async function computeCombinedDiff(ctx: AuditContext, entries: HistoryEntry[]): 
   const touched = new Set<string>();
   for (const e of entries) for (const c of e.changes) if (isMemoryFile(c.path)) touched.add(c.path);
   const paths = [...touched].sort();
-  const objects = ctx.store.objects;
-  const beforeTree = entries[0].parent ? await ctx.store.commitTree(entries[0].parent) : null;
-  const afterTree = await ctx.store.commitTree(entries[entries.length - 1].commit);
+  // The blob of each path before and after, from the index (the commit that last wrote it): no tree reads.
+  const history = ctx.store.history;
+  const firstPosition = history.position(entries[0].commit)!;
+  const lastPosition = history.position(entries[entries.length - 1].commit)!;
+  const blobAt = (repoPath: string, position: number): string | null =>
+    history.lastChange(repoPath, position)?.changes.find((c) => c.path === repoPath)?.newOid ?? null;
   const diffs: FileDiff[] = [];
   for (const repoPath of paths) {
-    const before = beforeTree ? await objects.entryAt(beforeTree, repoPath) : null;
-    const after = await objects.entryAt(afterTree, repoPath);
-    const oldOid = before?.type === 'blob' ? before.oid : null;
-    const newOid = after?.type === 'blob' ? after.oid : null;
+    const oldOid = firstPosition > 0 ? blobAt(repoPath, firstPosition - 1) : null;
+    const newOid = blobAt(repoPath, lastPosition);
     if (oldOid === newOid) continue;
     const status = !oldOid ? 'added' : !newOid ? 'deleted' : 'modified';
     diffs.push({ status, oldPath: oldOid ? `/${repoPath}` : null, newPath: newOid ? `/${repoPath}` : null, oldOid, newOid });

@@ -41,7 +41,7 @@ export async function treePage(ctx: AuditContext, at: string | undefined, dir: s
       name: child.path,
       kind: isDir ? 'dir' : 'file',
       rel,
-      size: isDir ? 0 : await sizeOf(ctx, child.oid),
+      size: isDir ? 0 : await sizeAt(ctx, repoPathOf(rel), child.oid, last ?? undefined),
       lastChange: last ? summarise(ctx, last) : null,
     });
   }
@@ -57,14 +57,17 @@ export async function treePage(ctx: AuditContext, at: string | undefined, dir: s
 
 /** The newest commit at or before `position` that changed this path (an index lookup and a binary search). */
 export function lastChangeOf(ctx: AuditContext, repoPath: string, position: number): HistoryEntry | undefined {
-  const history = ctx.store.history;
-  const list = history.byPath(repoPath);
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (history.position(list[mid].commit)! <= position) lo = mid + 1;
-    else hi = mid;
+  return ctx.store.history.lastChange(repoPath, position);
+}
+
+/**
+ * A file's size from the history index (the commit that last wrote it recorded it), falling back to the
+ * blob only when the index cannot vouch for that blob.
+ */
+export async function sizeAt(ctx: AuditContext, repoPath: string, oid: string, last: HistoryEntry | undefined): Promise<number> {
+  if (last && last.changes.some((c) => c.path === repoPath && c.newOid === oid)) {
+    const size = await ctx.store.history.sizeWritten(last, repoPath);
+    if (size !== null) return size;
   }
-  return lo > 0 ? list[lo - 1] : undefined;
+  return sizeOf(ctx, oid);
 }
