@@ -1,4 +1,7 @@
-/** memgit's public API: `import { MemoryStore } from 'memgit'`. */
+/**
+ * memgit's public API: `import { MemoryStore } from 'memgit'` (this file for CommonJS; index.mts re-exports
+ * it for ES modules). The package exports only its root: everything public is named here.
+ */
 export { MemoryStore, DEFAULT_AUTHOR, DEFAULT_MAX_FILE_BYTES } from './store/memory-store';
 export type {
   Author,
@@ -8,6 +11,7 @@ export type {
   ExecuteContext,
   ExecutionReport,
 } from './store/memory-store';
+export type { MemoryToolOptions, MemoryToolCallHook, RunnableMemoryTool } from './store/memory-tool';
 export type { HistoryEntry } from './store/history-index';
 export type { CommitMeta } from './store/commit-message';
 export {
@@ -25,3 +29,10 @@ export type { RollbackOptions, RollbackOutcome, RollbackOperation, RollbackConfl
 export { newSessionId } from './store/session-id';
 export { runCommand } from './contract';
 export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './contract/types';
+export { startServer } from './web/server';
+export type { ServerOptions, RunningServer } from './web/server';
+export { createApp } from './web/app';
+export type { AppOptions } from './web/app';
+export type { RouteModule } from './web/page';
+export { rollbackRoutes } from './web/routes/rollback';
+export type { RollbackRouteOptions } from './web/routes/rollback';

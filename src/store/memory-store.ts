@@ -14,6 +14,7 @@ import { estimateLooseObjects, GcOptions, GcReport, repack } from './gc';
 import { diffTrees, ObjectStore } from './objects';
 import { configureRepository, GITATTRIBUTES, STORE_BRANCH } from './repo-config';
 import { KEEP_FILE, TreeDraft } from './tree-draft';
+import { createMemoryTool, MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, ToolErrorClass } from './memory-tool';
 import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
 import * as rollback from './rollback';
@@ -110,7 +111,10 @@ export class MemoryStore {
   private commitsSinceGcCheck = 0;
   private pendingGc: Promise<void> | null = null;
 
-  private constructor(dir: string, options: StoreOptions) {
+  /** The SDK ToolError copy the runnable tool throws (see memory-tool.ts; the ESM entry overrides it). */
+  protected static toolError: ToolErrorClass = ToolError;
+
+  protected constructor(dir: string, options: StoreOptions) {
     this.dir = dir;
     this.gitdir = path.join(dir, '.git');
     this.durableFs = new DurableFs({ fsync: options.fsync ?? true });
@@ -143,7 +147,7 @@ export class MemoryStore {
     const dir = path.resolve(repoDir);
     await assertCanOpen(dir, options.create ?? true);
     await fs.promises.mkdir(path.join(dir, '.git'), { recursive: true });
-    const store = new MemoryStore(dir, options);
+    const store = new this(dir, options); // `this`: the ES module entry's subclass opens its own kind
     await store.lock.withLock(async () => {
       await store.initialiseIfNew();
       await store.recoverIfNeeded({ scanWorktree: true });
@@ -181,23 +185,12 @@ export class MemoryStore {
 
   /**
    * A runnable tool for `client.beta.messages.toolRunner({ tools: [store.memoryTool({ session })] })`.
-   * Failures throw the SDK's ToolError so the model receives the exact error text. `onCall`, if given,
-   * sees each call's input and report (for logging, e.g. `memgit chat`) before the result goes back.
+   * Failures throw the SDK's ToolError so the model receives the exact error text. `options` carries extra
+   * tool properties (`cache_control`, …) and `onCall`, which sees each call's report (for logging).
    */
-  memoryTool(context: ExecuteContext, onCall?: (report: ExecutionReport, input: unknown) => void) {
-    return {
-      type: 'memory_20250818' as const,
-      name: 'memory' as const,
-      parse: (input: unknown) => input as Record<string, unknown>,
-      run: async (input: unknown, runContext?: { toolUse?: { id?: string } }): Promise<string> => {
-        const id = runContext?.toolUse?.id;
-        const report = await this.executeWithReport({ type: 'tool_use', id, name: 'memory', input }, context);
-        onCall?.(report, input);
-        const result = report.result;
-        if (result.is_error) throw new ToolError(result.content);
-        return result.content;
-      },
-    };
+  memoryTool(context: ExecuteContext, options?: MemoryToolOptions | MemoryToolCallHook): RunnableMemoryTool {
+    const { toolError } = this.constructor as typeof MemoryStore;
+    return createMemoryTool((toolUse) => this.executeWithReport(toolUse, context), options, toolError);
   }
 
   /**
