@@ -25,7 +25,7 @@ export {
   RollbackRefusedError,
   StaleHeadError,
 } from './store/errors';
-export type { RollbackOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
+export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
 export { newSessionId } from './store/session-id';
 export { runCommand } from './contract';
 export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './contract/types';

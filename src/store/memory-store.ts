@@ -18,7 +18,7 @@ import { createMemoryTool, MemoryToolCallHook, MemoryToolOptions, RunnableMemory
 import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
 import * as rollback from './rollback';
-import type { RollbackOptions, RollbackOutcome } from './rollback';
+import type { RestoreOptions, RollbackOptions, RollbackOutcome } from './rollback';
 
 export interface Author {
   name: string;
@@ -201,7 +201,7 @@ export class MemoryStore {
     return rollback.revert(this, ref, options);
   }
 
-  restore(path: string, options: RollbackOptions & { at: string }): Promise<RollbackOutcome> {
+  restore(path: string, options: RestoreOptions & { at: string }): Promise<RollbackOutcome> {
     return rollback.restore(this, path, options.at, options);
   }
 
