@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { HistoryEntry } from '../../store/history-index';
 import { isMemoryFile } from '../../store/commit-diff';
+import { commitRecord } from '../../history/records';
 import { openStore, positiveInteger, repoOption } from '../options';
 
 export function registerLog(program: Command): void {
@@ -9,8 +10,8 @@ export function registerLog(program: Command): void {
     .summary('list the commits of a store, newest first')
     .description(
       'List the store\'s commits, newest first: commit id, time, session, command,\n' +
-        'path(s) and the tool_use id (or the operator action). --json prints one JSON\n' +
-        'object per line.',
+        'path(s) and the tool_use id (or the operator action). --json prints one commit\n' +
+        'record (schema memgit.commit/1, see docs/records.md) per line.',
     )
     .addOption(repoOption())
     .option('--session <id>', 'only commits of this session')
@@ -24,7 +25,7 @@ export function registerLog(program: Command): void {
       entries = entries.reverse();
       if (options.maxCount) entries = entries.slice(0, options.maxCount);
       const out: string[] = [];
-      for (const entry of entries) out.push(options.json ? JSON.stringify(toJson(entry)) : toLine(entry));
+      for (const entry of entries) out.push(options.json ? JSON.stringify(commitRecord(entry)) : toLine(entry));
       if (out.length) process.stdout.write(out.join('\n') + '\n');
       else if (!options.json) process.stderr.write('memgit: no commits match\n');
       await store.close();
@@ -36,22 +37,6 @@ export function touchesPath(entry: HistoryEntry, virtualPath: string): boolean {
   const prefix = virtualPath.replace(/\/+$/, '');
   const under = (p: string | undefined) => p !== undefined && (p === prefix || p.startsWith(`${prefix}/`));
   return under(entry.path) || under(entry.newPath) || entry.changes.some((c) => isMemoryFile(c.path) && under(`/${c.path}`));
-}
-
-export function toJson(entry: HistoryEntry) {
-  return {
-    commit: entry.commit,
-    tool_use_id: entry.toolUseId ?? null,
-    title: entry.title,
-    session: entry.session ?? null,
-    command: entry.command ?? null,
-    path: entry.path ?? null,
-    new_path: entry.newPath ?? null,
-    actor: entry.actor ?? null,
-    reverts: entry.reverts ?? [],
-    reason: entry.reason ?? null,
-    time: new Date(entry.time * 1000).toISOString(),
-  };
 }
 
 export function toLine(entry: HistoryEntry): string {

@@ -1,5 +1,6 @@
 import { FileDiff, isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
+import { sessionRecord, SessionRecord } from '../../history/records';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 import { diffView, diffViewsOf, FileDiffView } from './diff-view';
 
@@ -8,13 +9,7 @@ import { diffView, diffViewsOf, FileDiffView } from './diff-view';
 export const CALLS_PER_PAGE = 50;
 const MAX_COMBINED_FILES = 100;
 
-export interface SessionSummary {
-  id: string;
-  calls: number;
-  first: number;
-  last: number;
-  files: number;
-}
+export type SessionSummary = SessionRecord;
 
 /** All sessions, most recently active first; recomputed only when history has grown. */
 export function listSessions(ctx: AuditContext): SessionSummary[] {
@@ -28,8 +23,9 @@ export function listSessions(ctx: AuditContext): SessionSummary[] {
     return { id, calls: entries.length, first: entries[0].time, last: entries[entries.length - 1].time, files: files.size };
   });
   list.sort((a, b) => b.last - a.last || (a.id < b.id ? -1 : 1));
-  ctx.sessionList = { size: history.size, list };
-  return list;
+  const records = list.map(sessionRecord);
+  ctx.sessionList = { size: history.size, list: records };
+  return records;
 }
 
 export interface SessionCall extends CommitSummary {
