@@ -1,5 +1,6 @@
 import { isMemoryFile } from '../store/commit-diff';
 import type { HistoryEntry } from '../store/history-index';
+import type { CallEntry } from '../store/call-log';
 
 /**
  * The one JSON shape of memgit's records — a commit, a call, a session, a file revision — used by the CLI's
@@ -117,4 +118,35 @@ export function fileRevisionRecord(
 ): FileRevisionRecord {
   const { schema: _schema, path: _path, newPath: _newPath, paths: _paths, ...commit } = commitRecord(entry);
   return { ...commit, schema: RECORD_SCHEMAS.fileRevision, path: revision.path, kind: revision.kind, from: revision.from };
+}
+
+/** One memory call as the call log records it: reads and failed calls too (docs/records.md). */
+export interface CallRecord {
+  schema: typeof RECORD_SCHEMAS.call;
+  id: string;
+  session: string;
+  time: string;
+  command: string | null;
+  paths: string[];
+  ok: boolean;
+  kind: 'read' | 'write' | 'failed';
+  error: string | null;
+  commit: string | null;
+  readAt: string | null;
+}
+
+export function callRecord(entry: CallEntry): CallRecord {
+  return {
+    schema: RECORD_SCHEMAS.call,
+    id: entry.id,
+    session: entry.session,
+    time: new Date(entry.time).toISOString(),
+    command: entry.command,
+    paths: entry.paths,
+    ok: entry.kind !== 'failed',
+    kind: entry.kind,
+    error: entry.error,
+    commit: entry.commit,
+    readAt: entry.readAt,
+  };
 }

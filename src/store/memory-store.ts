@@ -17,6 +17,7 @@ import { KEEP_FILE, TreeDraft } from './tree-draft';
 import { createMemoryTool, MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, ToolErrorClass } from './memory-tool';
 import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
+import { CallLog, callEntry, DEFAULT_CALL_LOG_MAX_ENTRIES } from './call-log';
 import * as rollback from './rollback';
 import type { RestoreOptions, RollbackOptions, RollbackOutcome } from './rollback';
 
@@ -42,6 +43,8 @@ export interface StoreOptions {
   lockTimeoutMs?: number;
   /** Where repairs and other notable events are reported (default: stderr). */
   log?: (message: string) => void;
+  /** The call log keeps the newest this many calls (reads and failures too; default 200,000; 0: no call log). */
+  callLogMaxEntries?: number;
   /**
    * Pack loose objects (`gc()`) once about this many have piled up — roughly a quarter as many calls —
    * in the background after a call is acknowledged (default 20,000; 0 turns automatic packing off).
@@ -77,6 +80,8 @@ export interface ExecutionReport {
   commit?: string;
   /** True when the id was already committed and nothing new was written. */
   replayed?: boolean;
+  /** The HEAD the call read the memory at (absent when it was refused before reading). */
+  readAt?: string;
 }
 
 export const DEFAULT_AUTHOR: Author = { name: 'memgit', email: 'memgit@localhost' };
@@ -98,6 +103,8 @@ export class MemoryStore {
   readonly gitdir: string;
   readonly objects: ObjectStore;
   readonly history: HistoryIndex;
+  /** Every answered call, reads and failures included (call-log.ts). */
+  readonly callLog: CallLog;
   private readonly durableFs: DurableFs;
   private readonly worktree: Worktree;
   private readonly lock: WriteLock;
@@ -120,6 +127,7 @@ export class MemoryStore {
     this.durableFs = new DurableFs({ fsync: options.fsync ?? true });
     this.objects = new ObjectStore(this.durableFs, this.gitdir);
     this.history = new HistoryIndex(this.objects, this.gitdir);
+    this.callLog = new CallLog(this.gitdir, options.callLogMaxEntries ?? DEFAULT_CALL_LOG_MAX_ENTRIES);
     this.worktree = new Worktree(dir, this.gitdir, this.durableFs, this.objects);
     this.lock = new WriteLock(path.join(this.gitdir, 'memgit-write'), {
       staleMs: options.lockStaleMs,
@@ -144,6 +152,10 @@ export class MemoryStore {
     if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
       throw new TypeError(`maxFileBytes must be a positive integer, got ${JSON.stringify(max)}`);
     }
+    const calls = options.callLogMaxEntries;
+    if (calls !== undefined && !(Number.isSafeInteger(calls) && calls >= 0)) {
+      throw new TypeError(`callLogMaxEntries must be a non-negative integer, got ${JSON.stringify(calls)}`);
+    }
     const dir = path.resolve(repoDir);
     await assertCanOpen(dir, options.create ?? true);
     await fs.promises.mkdir(path.join(dir, '.git'), { recursive: true });
@@ -153,6 +165,7 @@ export class MemoryStore {
       await store.recoverIfNeeded({ scanWorktree: true });
       const head = await store.readHead();
       await store.history.open(head);
+      await store.callLog.compactIfNeeded();
     });
     return store;
   }
@@ -163,6 +176,13 @@ export class MemoryStore {
   }
 
   async executeWithReport(toolUse: unknown, context: ExecuteContext): Promise<ExecutionReport> {
+    const report = await this.executeUnlogged(toolUse, context);
+    // On the record (call-log.ts): a write's line before it is acknowledged, reads and failures buffered.
+    await this.callLog.record(callEntry(toolUse as { id: unknown; input: unknown }, context?.session, report));
+    return report;
+  }
+
+  private async executeUnlogged(toolUse: unknown, context: ExecuteContext): Promise<ExecutionReport> {
     this.assertOpen();
     const block = asMemoryToolUse(toolUse);
     const id = block.id;
@@ -176,8 +196,9 @@ export class MemoryStore {
     const command = isRecord(input) ? input.command : undefined;
     if (command === 'view') {
       return this.lock.inOrder(async () => {
-        const outcome = await runCommand(input, await this.readerAt(await this.refreshHead()), this.contractOptions);
-        return { result: toResult(id, outcome), outcome };
+        const head = await this.refreshHead();
+        const outcome = await runCommand(input, await this.readerAt(head), this.contractOptions);
+        return { result: toResult(id, outcome), outcome, readAt: head };
       });
     }
     return this.withWriteLock(() => this.mutate(id, context.session, input));
@@ -219,6 +240,7 @@ export class MemoryStore {
     await this.pendingGc; // an automatic gc already under way finishes first
     await this.lock.inOrder(async () => undefined);
     this.closed = true;
+    await this.callLog.close();
   }
 
   /** The current HEAD commit, bringing the history index up to date with other processes' writes. */
@@ -325,7 +347,7 @@ export class MemoryStore {
     if (previous) return this.replay(id, previous, input);
     const headTree = await this.commitTree(head);
     const outcome = await runCommand(input, this.readerAtCommitTree(headTree), this.contractOptions);
-    if (outcome.isError || !outcome.edits) return { result: toResult(id, outcome), outcome };
+    if (outcome.isError || !outcome.edits) return { result: toResult(id, outcome), outcome, readAt: head };
     await this.beginTransaction(); // objects are written from here on
     const draft = new TreeDraft(this.objects, headTree);
     await applyEdits(draft, outcome.edits);
@@ -337,7 +359,7 @@ export class MemoryStore {
       newPath: outcome.newPath,
       session,
     });
-    return { result: toResult(id, outcome), outcome, commit };
+    return { result: toResult(id, outcome), outcome, commit, readAt: head };
   }
 
   /**

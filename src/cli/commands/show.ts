@@ -1,6 +1,9 @@
 import { Command } from 'commander';
 import { fileDiffs, unifiedDiff } from '../../store/commit-diff';
 import { CommitNotFoundError } from '../../store/errors';
+import { callsOf } from '../../history/calls';
+import { CallRecord } from '../../history/records';
+import { oneLine } from '../../store/commit-message';
 import { fail, openStore, repoOption } from '../options';
 import { commitRecord, FileChangeRecord } from '../../history/records';
 
@@ -8,7 +11,7 @@ export function registerShow(program: Command): void {
   program
     .command('show')
     .summary('show one commit: its metadata and unified diff')
-    .argument('<ref>', 'a tool_use id, or a commit id (full or at least 4 hex digits)')
+    .argument('<ref>', 'a tool_use id, or a commit id (full or at least 4 hex digits); also a view or a failed call')
     .addOption(repoOption())
     .option('--json', 'the commit record (docs/records.md) plus per-file patches, as one JSON object')
     .action(async (ref: string, options: { repo?: string; json?: boolean }) => {
@@ -17,8 +20,14 @@ export function registerShow(program: Command): void {
       try {
         entry = await store.resolve(ref);
       } catch (error) {
-        if (error instanceof CommitNotFoundError) fail(error.message.replace(/^memgit: /, ''));
-        throw error;
+        if (!(error instanceof CommitNotFoundError)) throw error;
+        // A read or a failed call makes no commit, but it is on the record: the call log.
+        const calls = await callsOf(store, ref);
+        await store.close();
+        if (calls.length === 0) fail(error.message.replace(/^memgit: /, ''));
+        const out = calls.map((call) => (options.json ? JSON.stringify(call) + '\n' : describeCall(call)));
+        process.stdout.write(out.join(options.json ? '' : '\n'));
+        return;
       }
       const diffs = fileDiffs(entry);
       const patches = await Promise.all(diffs.map((d) => unifiedDiff(store.objects, d)));
@@ -44,4 +53,18 @@ export function registerShow(program: Command): void {
       }
       await store.close();
     });
+}
+
+/** A call that made no commit (a read, a failure), from the call log. */
+export function describeCall(call: CallRecord): string {
+  const lines = [
+    `call    ${oneLine(call.id)} (${call.kind === 'read' ? 'read: no commit' : call.kind === 'failed' ? 'FAILED: no commit' : `write, commit ${call.commit}`})`,
+    `session ${oneLine(call.session)}`,
+    `date    ${call.time}`,
+  ];
+  if (call.command !== null) lines.push(`command ${oneLine(call.command)}`);
+  for (const p of call.paths) lines.push(`path    ${oneLine(p, 1024)}`);
+  if (call.readAt) lines.push(`read at ${call.readAt}`);
+  lines.push(call.ok ? 'result  ok' : `result  error: ${oneLine(call.error ?? '', 4096)}`);
+  return lines.join('\n') + '\n';
 }

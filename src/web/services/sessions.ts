@@ -1,6 +1,7 @@
 import { FileDiff, isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
-import { sessionRecord, SessionRecord } from '../../history/records';
+import { CallRecord, sessionRecord, SessionRecord } from '../../history/records';
+import { listCalls } from '../../history/calls';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 import { diffView, diffViewsOf, FileDiffView } from './diff-view';
 
@@ -8,6 +9,7 @@ import { diffView, diffViewsOf, FileDiffView } from './diff-view';
 
 export const CALLS_PER_PAGE = 50;
 const MAX_COMBINED_FILES = 100;
+const MAX_ALL_CALLS = 1000;
 
 export type SessionSummary = SessionRecord;
 
@@ -47,6 +49,9 @@ export interface SessionPage {
   prevFrom: number | null;
   combined: FileDiffView[];
   combinedTruncated: boolean;
+  /** Every call of the session in order, reads and failures too (the call log), at most MAX_ALL_CALLS. */
+  allCalls: CallRecord[];
+  allCallsTruncated: boolean;
 }
 
 export async function sessionPage(ctx: AuditContext, id: string, from = 1): Promise<SessionPage> {
@@ -58,6 +63,7 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     slice.map(async (entry, k) => ({ ...summarise(ctx, entry), step: from + k, diffs: await diffViewsOf(ctx, entry) })),
   );
   const { combined, truncated } = await combinedDiff(ctx, entries);
+  const allCalls = await listCalls(ctx.store, { session: id });
   return {
     id,
     calls: entries.length,
@@ -70,6 +76,8 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     prevFrom: from > 1 ? Math.max(1, from - CALLS_PER_PAGE) : null,
     combined,
     combinedTruncated: truncated,
+    allCalls: allCalls.slice(0, MAX_ALL_CALLS),
+    allCallsTruncated: allCalls.length > MAX_ALL_CALLS,
   };
 }
 
