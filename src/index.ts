@@ -27,6 +27,12 @@ export {
 } from './store/errors';
 export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
 export { newSessionId } from './store/session-id';
+export { importMemoryDir, ImportRefusedError } from './store/import';
+export type { ImportOptions, ImportReport } from './store/import';
+export { StoreInUseError } from './store/holders';
+export { listCalls } from './history/calls';
+export { commitRecord, sessionRecord, fileRevisionRecord, callRecord, RECORD_SCHEMAS } from './history/records';
+export type { CommitRecord, CallRecord, SessionRecord, FileRevisionRecord, FileChangeRecord } from './history/records';
 export { runCommand } from './contract';
 export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './contract/types';
 export { startServer } from './web/server';

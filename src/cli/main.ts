@@ -12,6 +12,7 @@ import { registerRestore } from './commands/restore';
 import { registerRollbackSession } from './commands/rollback-session';
 import { registerReset } from './commands/reset';
 import { registerGc } from './commands/gc';
+import { registerImport } from './commands/import';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   registerRollbackSession(program);
   registerReset(program);
   registerGc(program);
+  registerImport(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +
