@@ -88,8 +88,9 @@ export class CallLog {
     this.timer = null;
     const lines = this.buffer.join('');
     this.buffer = [];
-    if (!lines) return this.pending;
-    this.pending = this.pending.then(() => this.append(lines));
+    if (!lines) return this.pending.catch(() => undefined); // an earlier failure was reported to its caller
+    // A failed append (reported to its caller) must not stop the later ones.
+    this.pending = this.pending.catch(() => undefined).then(() => this.append(lines));
     return this.pending;
   }
 

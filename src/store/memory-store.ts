@@ -178,7 +178,10 @@ export class MemoryStore {
   async executeWithReport(toolUse: unknown, context: ExecuteContext): Promise<ExecutionReport> {
     const report = await this.executeUnlogged(toolUse, context);
     // On the record (call-log.ts): a write's line before it is acknowledged, reads and failures buffered.
-    await this.callLog.record(callEntry(toolUse as { id: unknown; input: unknown }, context?.session, report));
+    // A log that cannot be written must not turn an applied call into an exception.
+    await this.callLog
+      .record(callEntry(toolUse as { id: unknown; input: unknown }, context?.session, report))
+      .catch((error: Error) => this.log(`could not append to the call log (the call itself is unaffected): ${error.message}`));
     return report;
   }
 
