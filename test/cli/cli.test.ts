@@ -351,9 +351,16 @@ describe('memgit log and show', () => {
     ]);
   });
 
-  // Git ref names are never resolved (agent-controlled strings must not reach git as refs), and
-  // toolu_s2_3 was a view, which makes no commit.
-  it.each(['nope', 'ffff', 'deadbeef', 'HEAD', 'main', 'toolu_s2_3'])('refuses an unknown ref %s with a clear error', (ref) => {
+  // toolu_s2_3 was a view: no commit, but on the record (the call log), unlike a typo.
+  it('shows a view from the call log, not as an unknown ref', () => {
+    const run = memgit(['show', '--repo', repo, 'toolu_s2_3']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^call {4}toolu_s2_3 \(read: no commit\)\nsession sess_two\n/);
+    expect(run.stdout).toContain('\nresult  ok\n');
+  });
+
+  // Git ref names are never resolved (agent-controlled strings must not reach git as refs).
+  it.each(['nope', 'ffff', 'deadbeef', 'HEAD', 'main'])('refuses an unknown ref %s with a clear error', (ref) => {
     const run = memgit(['show', '--repo', repo, ref]);
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
