@@ -1,4 +1,7 @@
-/** memgit's public API: `import { MemoryStore } from 'memgit'`. */
+/**
+ * memgit's public API: `import { MemoryStore } from 'memgit'` (this file for CommonJS; index.mts re-exports
+ * it for ES modules). The package exports only its root: everything public is named here.
+ */
 export { MemoryStore, DEFAULT_AUTHOR, DEFAULT_MAX_FILE_BYTES } from './store/memory-store';
 export type {
   Author,
@@ -8,6 +11,7 @@ export type {
   ExecuteContext,
   ExecutionReport,
 } from './store/memory-store';
+export type { MemoryToolOptions, MemoryToolCallHook, RunnableMemoryTool } from './store/memory-tool';
 export type { HistoryEntry } from './store/history-index';
 export type { TimelineRecord, TimelineEvent, NewTimelineEvent, EventAnchor } from './store/timeline';
 export type { ClientInfo, CommitMeta } from './store/commit-message';
@@ -22,8 +26,14 @@ export {
   RollbackRefusedError,
   StaleHeadError,
 } from './store/errors';
-export type { RollbackOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
+export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
 export { newSessionId } from './store/session-id';
+export { importMemoryDir, ImportRefusedError } from './store/import';
+export type { ImportOptions, ImportReport } from './store/import';
+export { StoreInUseError } from './store/holders';
+export { listCalls } from './history/calls';
+export { commitRecord, sessionRecord, fileRevisionRecord, callRecord, RECORD_SCHEMAS } from './history/records';
+export type { CommitRecord, CallRecord, SessionRecord, FileRevisionRecord, FileChangeRecord } from './history/records';
 export { runCommand } from './contract';
 export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './contract/types';
 export { createHttpMemoryTool, httpToolCaller, HttpMemoryToolError } from './client';
@@ -31,9 +41,19 @@ export type { HttpMemoryToolOptions, HttpToolCallAnswer } from './client';
 export type { StartServerOptions, RunningMemgitServer } from './server';
 import type { StartServerOptions, RunningMemgitServer } from './server';
 
-/** Start `memgit server` on a root (src/server): loaded on first use, so `import 'memgit'` stays light. */
-export function startServer(options: StartServerOptions): Promise<RunningMemgitServer> {
+/**
+ * Start `memgit server` on a root of many stores (src/server): loaded on first use, so `import 'memgit'`
+ * stays light. (`startServer` serves the audit UI of one open store.)
+ */
+export function startMemgitServer(options: StartServerOptions): Promise<RunningMemgitServer> {
   return (require('./server/server') as typeof import('./server/server')).startServer(options);
 }
 export { StoreRegistry, StoreNotFoundError, QueueFullError, createKey, listKeys, revokeKey, isValidStoreId } from './stores';
 export type { RegistryOptions, StoreSummary, Scope, KeyInfo } from './stores';
+export { startServer } from './web/server';
+export type { ServerOptions, RunningServer } from './web/server';
+export { createApp } from './web/app';
+export type { AppOptions } from './web/app';
+export type { RouteModule } from './web/page';
+export { rollbackRoutes } from './web/routes/rollback';
+export type { RollbackRouteOptions } from './web/routes/rollback';

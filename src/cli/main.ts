@@ -22,6 +22,7 @@ import { registerStatus } from './commands/status';
 import { registerRedact } from './commands/redact';
 import { registerFlags } from './commands/flags';
 import { registerBlame } from './commands/blame';
+import { registerImport } from './commands/import';
 import { MemgitError } from '../store/errors';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   registerRedact(program);
   registerFlags(program);
   registerBlame(program);
+  registerImport(program);
   program.addHelpText(
     'after',
     '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +

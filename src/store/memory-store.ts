@@ -17,15 +17,17 @@ import { diffTrees, FileChange, ObjectStore } from './objects';
 import { configureRepository, GITATTRIBUTES, STORE_BRANCH } from './repo-config';
 import { NewTimelineEvent, Timeline, TimelineRecord } from './timeline';
 import { KEEP_FILE, TreeDraft } from './tree-draft';
+import { createMemoryTool, MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, ToolErrorClass } from './memory-tool';
 import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
+import { CallLog, callEntry, DEFAULT_CALL_LOG_MAX_ENTRIES } from './call-log';
 import * as rollback from './rollback';
 import { listRemotes, Replicator } from './replication';
 import type { ReplicationPort, ReplicatorOptions } from './replication';
 import * as redaction from './redaction';
 import { FlagIndex } from './flags';
 import type { RedactionOutcome, RedactionPort, RedactOptions } from './redaction';
-import type { RollbackOptions, RollbackOutcome } from './rollback';
+import type { RestoreOptions, RollbackOptions, RollbackOutcome } from './rollback';
 
 export interface Author {
   name: string;
@@ -49,6 +51,8 @@ export interface StoreOptions {
   lockTimeoutMs?: number;
   /** Where repairs and other notable events are reported (default: stderr). */
   log?: (message: string) => void;
+  /** The call log keeps the newest this many calls (reads and failures too; default 200,000; 0: no call log). */
+  callLogMaxEntries?: number;
   /**
    * Pack loose objects (`gc()`) once about this many have piled up — roughly a quarter as many calls —
    * in the background after a call is acknowledged (default 20,000; 0 turns automatic packing off).
@@ -100,6 +104,8 @@ export interface ExecutionReport {
   commit?: string;
   /** True when the id was already committed and nothing new was written. */
   replayed?: boolean;
+  /** The HEAD the call read the memory at (absent when it was refused before reading). */
+  readAt?: string;
 }
 
 export const DEFAULT_AUTHOR: Author = { name: 'memgit', email: 'memgit@localhost' };
@@ -123,6 +129,8 @@ export class MemoryStore {
   readonly history: HistoryIndex;
   /** What happened to the agent's context beside its memory calls (compaction summaries, clears): see timeline.ts. */
   readonly timeline: Timeline;
+  /** Every answered call, reads and failures included (call-log.ts). */
+  readonly callLog: CallLog;
   private readonly durableFs: DurableFs;
   private readonly worktree: Worktree;
   private readonly lock: WriteLock;
@@ -146,13 +154,17 @@ export class MemoryStore {
   readonly flags: FlagIndex;
   private personalData = false;
 
-  private constructor(dir: string, options: StoreOptions) {
+  /** The SDK ToolError copy the runnable tool throws (see memory-tool.ts; the ESM entry overrides it). */
+  protected static toolError: ToolErrorClass = ToolError;
+
+  protected constructor(dir: string, options: StoreOptions) {
     this.dir = dir;
     this.gitdir = path.join(dir, '.git');
     this.durableFs = new DurableFs({ fsync: options.fsync ?? true });
     this.objects = new ObjectStore(this.durableFs, this.gitdir);
     this.history = new HistoryIndex(this.objects, this.gitdir);
     this.timeline = new Timeline(this.gitdir, { fsync: options.fsync ?? true });
+    this.callLog = new CallLog(this.gitdir, options.callLogMaxEntries ?? DEFAULT_CALL_LOG_MAX_ENTRIES);
     this.worktree = new Worktree(dir, this.gitdir, this.durableFs, this.objects);
     this.lock = new WriteLock(path.join(this.gitdir, 'memgit-write'), {
       staleMs: options.lockStaleMs,
@@ -179,12 +191,16 @@ export class MemoryStore {
     if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
       throw new TypeError(`maxFileBytes must be a positive integer, got ${JSON.stringify(max)}`);
     }
+    const calls = options.callLogMaxEntries;
+    if (calls !== undefined && !(Number.isSafeInteger(calls) && calls >= 0)) {
+      throw new TypeError(`callLogMaxEntries must be a non-negative integer, got ${JSON.stringify(calls)}`);
+    }
     const dir = path.resolve(repoDir);
     const create = options.create ?? true;
     // Decided before anything is written: a folder that is not (or cannot become) a memgit store is
     // refused untouched, and one that is new is claimed with memgit's marker before anything else.
     const kind = await inspectStoreDir(dir, create);
-    const store = new MemoryStore(dir, options);
+    const store = new this(dir, options); // `this`: the ES module entry's subclass opens its own kind
     if (kind === 'new') {
       await fs.promises.mkdir(path.join(dir, '.git'), { recursive: true, mode: DIR_MODE });
       await writeMarker(store.durableFs, dir);
@@ -197,6 +213,7 @@ export class MemoryStore {
       await redaction.recoverRedaction(store.redaction());
       const head = await store.readHead();
       await store.history.open(head);
+      await store.callLog.compactIfNeeded();
     });
     await store.startReplication(options.replicate ?? true);
     await store.startFlagging(options);
@@ -209,6 +226,16 @@ export class MemoryStore {
   }
 
   async executeWithReport(toolUse: unknown, context: ExecuteContext): Promise<ExecutionReport> {
+    const report = await this.executeUnlogged(toolUse, context);
+    // On the record (call-log.ts): a write's line before it is acknowledged, reads and failures buffered.
+    // A log that cannot be written must not turn an applied call into an exception.
+    await this.callLog
+      .record(callEntry(toolUse as { id: unknown; input: unknown }, context?.session, report))
+      .catch((error: Error) => this.log(`could not append to the call log (the call itself is unaffected): ${error.message}`));
+    return report;
+  }
+
+  private async executeUnlogged(toolUse: unknown, context: ExecuteContext): Promise<ExecutionReport> {
     this.assertOpen();
     const block = asMemoryToolUse(toolUse);
     const id = block.id;
@@ -224,8 +251,9 @@ export class MemoryStore {
     try {
       if (command === 'view') {
         const view = async (): Promise<ExecutionReport> => {
-          const outcome = await runCommand(input, await this.readerAt(await this.refreshHead()), this.contractOptions);
-          return { result: toResult(id, outcome), outcome };
+          const head = await this.refreshHead();
+          const outcome = await runCommand(input, await this.readerAt(head), this.contractOptions);
+          return { result: toResult(id, outcome), outcome, readAt: head };
         };
         // A view reads HEAD's objects, not the working tree, but bookkeeping an earlier call left
         // unfinished is still repaired before this process's next call, whatever it is. If the repair
@@ -249,23 +277,12 @@ export class MemoryStore {
 
   /**
    * A runnable tool for `client.beta.messages.toolRunner({ tools: [store.memoryTool({ session })] })`.
-   * Failures throw the SDK's ToolError so the model receives the exact error text. `onCall`, if given,
-   * sees each call's input and report (for logging, e.g. `memgit chat`) before the result goes back.
+   * Failures throw the SDK's ToolError so the model receives the exact error text. `options` carries extra
+   * tool properties (`cache_control`, …) and `onCall`, which sees each call's report (for logging).
    */
-  memoryTool(context: ExecuteContext, onCall?: (report: ExecutionReport, input: unknown) => void) {
-    return {
-      type: 'memory_20250818' as const,
-      name: 'memory' as const,
-      parse: (input: unknown) => input as Record<string, unknown>,
-      run: async (input: unknown, runContext?: { toolUse?: { id?: string } }): Promise<string> => {
-        const id = runContext?.toolUse?.id;
-        const report = await this.executeWithReport({ type: 'tool_use', id, name: 'memory', input }, context);
-        onCall?.(report, input);
-        const result = report.result;
-        if (result.is_error) throw new ToolError(result.content);
-        return result.content;
-      },
-    };
+  memoryTool(context: ExecuteContext, options?: MemoryToolOptions | MemoryToolCallHook): RunnableMemoryTool {
+    const { toolError } = this.constructor as typeof MemoryStore;
+    return createMemoryTool((toolUse) => this.executeWithReport(toolUse, context), options, toolError);
   }
 
   /**
@@ -285,7 +302,7 @@ export class MemoryStore {
     return rollback.revert(this, ref, options);
   }
 
-  restore(path: string, options: RollbackOptions & { at: string }): Promise<RollbackOutcome> {
+  restore(path: string, options: RestoreOptions & { at: string }): Promise<RollbackOutcome> {
     return rollback.restore(this, path, options.at, options);
   }
 
@@ -305,6 +322,7 @@ export class MemoryStore {
     this.closed = true;
     await Promise.all([this.replicator?.close(this.replicationFlushMs), waitAtMost(this.flags.idle(), 2000)]);
     this.flags.stop(); // a long scan of old history is left for the next process
+    await this.callLog.close();
   }
 
   private async startFlagging(options: StoreOptions): Promise<void> {
@@ -524,7 +542,7 @@ export class MemoryStore {
     if (previous) return this.replay(id, previous, input);
     const headTree = await this.commitTree(head);
     const outcome = await runCommand(input, this.readerAtCommitTree(headTree), this.contractOptions);
-    if (outcome.isError || !outcome.edits) return { result: toResult(id, outcome), outcome };
+    if (outcome.isError || !outcome.edits) return { result: toResult(id, outcome), outcome, readAt: head };
     const edits = outcome.edits;
     await this.beginTransaction(); // objects are written from here on
     const commit = await this.beforeRefMoves(async () => {
@@ -540,7 +558,7 @@ export class MemoryStore {
         ...clientTrailers(context.client),
       });
     });
-    return { result: toResult(id, outcome), outcome, commit };
+    return { result: toResult(id, outcome), outcome, commit, readAt: head };
   }
 
   /**

@@ -102,12 +102,19 @@ export function relativeTime(seconds: number, now = Date.now() / 1000): string {
   return '';
 }
 
-export function absoluteTime(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+/** Times reach the templates as records' ISO strings or as seconds since the epoch. */
+export type TimeValue = number | string;
+
+function toSeconds(time: TimeValue): number {
+  return typeof time === 'string' ? Date.parse(time) / 1000 : time;
 }
 
-export function isoTime(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+export function absoluteTime(time: TimeValue): string {
+  return new Date(toSeconds(time) * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+export function isoTime(time: TimeValue): string {
+  return new Date(toSeconds(time) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 export function humanBytes(n: number): string {
@@ -155,7 +162,7 @@ export function treeUrl(dir: string, at?: string | null): string {
 export function registerFilters(env: nunjucks.Environment): void {
   env.addFilter('visible', visible);
   env.addFilter('hasHidden', hasHidden);
-  env.addFilter('reltime', (s: number) => relativeTime(s));
+  env.addFilter('reltime', (t: TimeValue) => relativeTime(toSeconds(t)));
   env.addFilter('abstime', absoluteTime);
   env.addFilter('iso', isoTime);
   env.addFilter('bytes', humanBytes);

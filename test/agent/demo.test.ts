@@ -170,3 +170,57 @@ test('`memgit demo` (npm start) builds the store, prints the log and the injecte
     expect(await exited).toBe(0);
   }
 });
+
+test('`memgit demo` on a busy port, or on a store another demo serves, changes nothing (HEAD stays)', async () => {
+  await ensureBuilt();
+  const dir = path.join(root, 'held-demo');
+  const first = spawn(process.execPath, [CLI_MAIN, 'demo', '--dir', dir, '--port', '0'], { env: cliEnv(), cwd: REPO_ROOT });
+  let output = '';
+  first.stdout.setEncoding('utf8');
+  first.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    first.stdout.on('data', (chunk: string) => {
+      output += chunk;
+      const match = /audit UI for .* at (http:\/\/127\.0\.0\.1:\d+)\//.exec(output);
+      if (match) resolve(match[1]);
+    });
+    first.on('exit', (code) => reject(new Error(`memgit demo exited (${code}) before serving:\n${output}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => first.once('exit', (code) => resolve(code)));
+  const port = new URL(url).port;
+  const demo = (...args: string[]) => spawnSync(process.execPath, [CLI_MAIN, 'demo', ...args], { env: cliEnv(), cwd: REPO_ROOT, encoding: 'utf8' });
+  try {
+    // What the issue lost: an operator revert and one more write on the running demo's store.
+    const live = await MemoryStore.open(dir, { log: () => undefined });
+    expect((await live.revert(INJECTED_TOOL_USE_ID, { operator: 'sam' })).status).toBe('committed');
+    await live.execute({ type: 'tool_use', id: 'toolu_after_revert', name: 'memory', input: { command: 'create', path: '/memories/x.md', file_text: 'x' } }, { session: 'sess_x' });
+    await live.close();
+    const head = git(['rev-parse', 'HEAD'], dir).trim();
+    const count = git(['rev-list', '--count', 'HEAD'], dir).trim();
+
+    const busy = demo('--dir', dir, '--port', port);
+    expect(busy.status).toBe(1);
+    expect(busy.stdout).toBe('');
+    expect(busy.stderr).toBe(`memgit: port ${port} on 127.0.0.1 is already in use; use --port 0 to pick a free port (or stop what is listening there); nothing was rebuilt\n`);
+
+    const held = demo('--dir', dir, '--port', '0', '--no-serve');
+    expect(held.status).toBe(1);
+    expect(held.stderr).toMatch(new RegExp(`^memgit: the demo store .* is in use by memgit demo \\(pid ${first.pid}, serving ${url}\\); nothing was rebuilt\\.`));
+
+    const fresh = path.join(root, 'never-built');
+    expect(demo('--dir', fresh, '--port', port).status).toBe(1);
+    expect(fs.existsSync(fresh)).toBe(false);
+
+    expect(git(['rev-parse', 'HEAD'], dir).trim()).toBe(head);
+    expect(git(['rev-list', '--count', 'HEAD'], dir).trim()).toBe(count);
+    expect((await fetch(`${url}/commits/toolu_after_revert`)).status).toBe(200);
+  } finally {
+    first.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }
+  // Once that demo has stopped, the store is free to rebuild.
+  const rebuilt = demo('--dir', dir, '--no-serve');
+  expect(rebuilt.stderr).toBe('');
+  expect(rebuilt.status).toBe(0);
+  expect(git(['log', '--format=%s'], dir)).not.toContain('toolu_after_revert');
+});

@@ -277,28 +277,32 @@ describe('memgit log and show', () => {
   it('--json prints one object per commit, newest first, with every field', () => {
     const entries = logJson();
     expect(entries.map((e) => e.commit)).toEqual(commitIds);
-    expect(entries.map((e) => [e.tool_use_id, e.session, e.command, e.path, e.new_path])).toEqual([
-      ['toolu_s2_2', 'sess_two', 'rename', '/memories/dir', '/memories/dir2'],
-      ['toolu_s2_1', 'sess_two', 'str_replace', '/memories/a.md', null],
-      ['toolu_s1_2', 'sess_one', 'create', '/memories/dir/b.md', null],
-      ['toolu_s1_1', 'sess_one', 'create', '/memories/a.md', null],
-      [null, null, null, null, null],
+    expect(entries.map((e) => [e.toolUseId, e.session, e.command, e.path, e.newPath, e.paths])).toEqual([
+      ['toolu_s2_2', 'sess_two', 'rename', '/memories/dir', '/memories/dir2', ['/memories/dir/b.md', '/memories/dir2/b.md']],
+      ['toolu_s2_1', 'sess_two', 'str_replace', '/memories/a.md', null, ['/memories/a.md']],
+      ['toolu_s1_2', 'sess_one', 'create', '/memories/dir/b.md', null, ['/memories/dir/b.md']],
+      ['toolu_s1_1', 'sess_one', 'create', '/memories/a.md', null, ['/memories/a.md']],
+      [null, null, null, null, null, []],
     ]);
+    expect(entries.map((e) => e.parent)).toEqual([...commitIds.slice(1), null]);
     expect(entries[4].title).toBe('memgit: initialise store');
     for (const entry of entries) {
-      expect(Object.keys(entry).sort()).toEqual(['actor', 'command', 'commit', 'new_path', 'path', 'reason', 'reverts', 'session', 'time', 'title', 'tool_use_id']);
+      expect(Object.keys(entry).sort()).toEqual(
+        ['actor', 'command', 'commit', 'newPath', 'parent', 'path', 'paths', 'reason', 'reverts', 'schema', 'session', 'time', 'title', 'toolUseId'],
+      );
+      expect(entry.schema).toBe('memgit.commit/1');
       expect(new Date(entry.time).toISOString()).toBe(entry.time);
       expect(Math.abs(Date.now() - Date.parse(entry.time))).toBeLessThan(10 * 60 * 1000);
     }
   });
 
   it('filters by --session and --path, and limits with -n', () => {
-    expect(logJson('--session', 'sess_one').map((e) => e.tool_use_id)).toEqual(['toolu_s1_2', 'toolu_s1_1']);
+    expect(logJson('--session', 'sess_one').map((e) => e.toolUseId)).toEqual(['toolu_s1_2', 'toolu_s1_1']);
     expect(logJson('--session', 'nobody')).toEqual([]);
-    expect(logJson('--path', '/memories/dir').map((e) => e.tool_use_id)).toEqual(['toolu_s2_2', 'toolu_s1_2']);
-    expect(logJson('--path', '/memories/dir2/b.md').map((e) => e.tool_use_id)).toEqual(['toolu_s2_2']);
-    expect(logJson('--path', '/memories/a.md', '--session', 'sess_two').map((e) => e.tool_use_id)).toEqual(['toolu_s2_1']);
-    expect(logJson('-n', '2').map((e) => e.tool_use_id)).toEqual(['toolu_s2_2', 'toolu_s2_1']);
+    expect(logJson('--path', '/memories/dir').map((e) => e.toolUseId)).toEqual(['toolu_s2_2', 'toolu_s1_2']);
+    expect(logJson('--path', '/memories/dir2/b.md').map((e) => e.toolUseId)).toEqual(['toolu_s2_2']);
+    expect(logJson('--path', '/memories/a.md', '--session', 'sess_two').map((e) => e.toolUseId)).toEqual(['toolu_s2_1']);
+    expect(logJson('-n', '2').map((e) => e.toolUseId)).toEqual(['toolu_s2_2', 'toolu_s2_1']);
   });
 
   it('prints one text line per commit, newest first', () => {
@@ -341,13 +345,22 @@ describe('memgit log and show', () => {
     expect(byCommit.stdout).toContain('new path /memories/dir2');
     expect(byCommit.stdout).toContain('--- a/memories/dir/b.md\n+++ b/memories/dir2/b.md');
     const json = JSON.parse(memgit(['show', commitIds[0].toUpperCase(), '--repo', repo, '--json']).stdout);
-    expect(json).toMatchObject({ commit: commitIds[0], parent: commitIds[1], tool_use_id: 'toolu_s2_2', command: 'rename' });
-    expect(json.patches).toHaveLength(1);
+    expect(json).toMatchObject({ schema: 'memgit.commit/1', commit: commitIds[0], parent: commitIds[1], toolUseId: 'toolu_s2_2', command: 'rename' });
+    expect(json.files).toEqual([
+      { status: 'renamed', oldPath: '/memories/dir/b.md', newPath: '/memories/dir2/b.md', patch: expect.stringContaining('--- a/memories/dir/b.md\n+++ b/memories/dir2/b.md') },
+    ]);
   });
 
-  // Git ref names are never resolved (agent-controlled strings must not reach git as refs), and
-  // toolu_s2_3 was a view, which makes no commit.
-  it.each(['nope', 'ffff', 'deadbeef', 'HEAD', 'main', 'toolu_s2_3'])('refuses an unknown ref %s with a clear error', (ref) => {
+  // toolu_s2_3 was a view: no commit, but on the record (the call log), unlike a typo.
+  it('shows a view from the call log, not as an unknown ref', () => {
+    const run = memgit(['show', '--repo', repo, 'toolu_s2_3']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^call {4}toolu_s2_3 \(read: no commit\)\nsession sess_two\n/);
+    expect(run.stdout).toContain('\nresult  ok\n');
+  });
+
+  // Git ref names are never resolved (agent-controlled strings must not reach git as refs).
+  it.each(['nope', 'ffff', 'deadbeef', 'HEAD', 'main'])('refuses an unknown ref %s with a clear error', (ref) => {
     const run = memgit(['show', '--repo', repo, ref]);
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');

@@ -113,12 +113,12 @@ it('an error result throws the SDK ToolError with the exact text; a refused requ
   expect((unreachable as Error).message).toMatch(/could not be reached .* may or may not have been applied/);
 });
 
-it('the package exports startServer, createKey and createHttpMemoryTool (ESM import of "memgit")', async () => {
+it('the package exports startMemgitServer, createKey and createHttpMemoryTool (ESM import of "memgit")', async () => {
   const dir = path.join(base, 'library-root');
   const source = `
-    import { startServer, createKey, createHttpMemoryTool } from 'memgit';
+    import { startMemgitServer, createKey, createHttpMemoryTool } from 'memgit';
     import pino from 'pino';
-    const server = await startServer({ root: ${JSON.stringify(dir)}, port: 0, logger: pino({ level: 'silent' }) });
+    const server = await startMemgitServer({ root: ${JSON.stringify(dir)}, port: 0, logger: pino({ level: 'silent' }) });
     const { key } = await createKey(${JSON.stringify(dir)}, { stores: ['lib-*'], scope: 'write' });
     const tool = createHttpMemoryTool({ url: server.url, key, store: 'lib-1', session: 'sess_lib' });
     const content = await tool.run({ command: 'create', path: '/memories/lib.md', file_text: 'x' }, { toolUse: { id: 'toolu_lib' } });

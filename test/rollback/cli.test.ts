@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import { storeFingerprint } from '../store/git-helpers';
-import { call, create, dispose, git, newStore, remove, replace } from './helpers';
-import type { MemoryStore } from '../../src/store/memory-store';
+import { call, create, dispose, git, newStore, remove, rename, replace } from './helpers';
+import { MemoryStore } from '../../src/store/memory-store';
 
 /** The rollback commands run as users run them: the compiled CLI in a child process. */
 
@@ -68,6 +68,37 @@ describe('memgit revert / restore / rollback-session / reset', () => {
     const badOperator = memgit('reset', '--to', 'toolu_01', '--operator', 'x y', '--repo', dir);
     expect(badOperator.status).toBe(1);
     expect(badOperator.stderr).toContain('invalid operator name');
+  });
+
+  it('restore follows a rename; a restore that would delete a file needs --delete', async () => {
+    const reopened = await MemoryStore.open(dir, { fsync: false, log: () => undefined });
+    await call(reopened, 'toolu_05', create('/memories/a.md', 'alpha\n'), 'sess_a');
+    await call(reopened, 'toolu_06', rename('/memories/a.md', '/memories/b.md'), 'sess_a');
+    await call(reopened, 'toolu_07', replace('/memories/b.md', 'alpha', 'beta'), 'sess_a');
+    await reopened.close();
+
+    const followed = memgit('restore', '/memories/b.md', '--at', 'toolu_05', '--repo', dir);
+    expect(followed.stderr).toBe('');
+    expect(followed.status).toBe(0);
+    expect(followed.stdout).toMatch(/^\[[0-9a-f]{12}\] restore \/memories\/b\.md at toolu_05 \(then \/memories\/a\.md\)\n/);
+    expect(git(dir, 'show', 'HEAD:memories/b.md')).toBe('alpha');
+    expect(git(dir, 'ls-tree', '--name-only', 'HEAD', 'memories/')).toBe('memories/b.md\nmemories/facts.md');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+
+    // b.md did not exist after toolu_04: restoring it there would delete it.
+    const before = storeFingerprint(dir);
+    const refused = memgit('restore', '/memories/b.md', '--at', 'toolu_04', '--repo', dir);
+    expect(refused.status).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toBe(
+      'memgit: restore /memories/b.md at toolu_04 (then /memories/a.md) would delete /memories/b.md (not there after toolu_04); nothing was written. Pass --delete (library: `delete: true`) to delete.\n',
+    );
+    expect(storeFingerprint(dir)).toBe(before);
+    const deleted = memgit('restore', '/memories/b.md', '--at', 'toolu_04', '--delete', '--repo', dir);
+    expect(deleted.status).toBe(0);
+    expect(deleted.stdout).toContain('-alpha\n');
+    expect(git(dir, 'ls-tree', '--name-only', 'HEAD', 'memories/')).toBe('memories/facts.md');
+    expect(git(dir, 'fsck', '--full')).toBe('');
   });
 
   it('rollback-session --json and reset --to, each one commit', () => {

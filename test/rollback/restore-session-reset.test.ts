@@ -36,17 +36,28 @@ describe('restore a path as it was after a call', () => {
     await call(store, 'toolu_05', remove('/memories/proj/sub'));
     await call(store, 'toolu_06', replace('/memories/elsewhere.md', 'e', 'E'));
 
-    await store.restore('/memories/proj', { ...OPERATOR, at: 'toolu_03' });
+    const refused = await store.restore('/memories/proj', { ...OPERATOR, at: 'toolu_03' }).catch((e: unknown) => e);
+    expect((refused as Error).message).toBe(
+      'memgit: restore /memories/proj at toolu_03 would delete /memories/proj/later.md (not there after toolu_03); nothing was written. Pass --delete (library: `delete: true`) to delete.',
+    );
+    await store.restore('/memories/proj', { ...OPERATOR, at: 'toolu_03', delete: true });
 
     expect(git(store.dir, 'rev-parse', 'HEAD:memories/proj')).toBe(git(store.dir, 'rev-parse', `${at}:memories/proj`));
     expect(show(store.dir, 'memories/elsewhere.md')).toBe('E');
     expect(gitReport(store.dir).status).toBe('');
   });
 
-  it('restoring a path that did not exist yet removes it; nonsense is refused', async () => {
+  it('restoring a path that did not exist yet removes it, only with delete; nonsense is refused', async () => {
     await call(store, 'toolu_01', create('/memories/a.md', 'a\n'));
     await call(store, 'toolu_02', create('/memories/leak.md', 'secret\n'));
-    const outcome = await store.restore('/memories/leak.md', { ...OPERATOR, at: 'toolu_01' });
+    const untouched = storeFingerprint(store.dir);
+    for (const dryRun of [false, true]) {
+      const refused = await store.restore('/memories/leak.md', { ...OPERATOR, at: 'toolu_01', dryRun }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(RollbackRefusedError);
+      expect((refused as Error).message).toContain('would delete /memories/leak.md (not there after toolu_01); nothing was written');
+    }
+    expect(storeFingerprint(store.dir)).toBe(untouched);
+    const outcome = await store.restore('/memories/leak.md', { ...OPERATOR, at: 'toolu_01', delete: true });
     expect(outcome.files.map((f) => [f.status, f.oldPath])).toEqual([['deleted', '/memories/leak.md']]);
     expect(memoryListing(store.dir)).not.toContain('leak.md');
     const before = storeFingerprint(store.dir);
@@ -54,6 +65,61 @@ describe('restore a path as it was after a call', () => {
     await expect(store.restore('/memories/never.md', { ...OPERATOR, at: 'toolu_01' })).rejects.toThrow(/nothing at \/memories\/never\.md/);
     await expect(store.restore('/memories/a.md/x', { ...OPERATOR, at: 'toolu_01' })).rejects.toThrow(RollbackRefusedError);
     expect(storeFingerprint(store.dir)).toBe(before);
+  });
+});
+
+describe('restore follows renames', () => {
+  let store: MemoryStore;
+  beforeEach(async () => {
+    store = await newStore();
+  });
+  afterEach(async () => dispose(store));
+
+  it('restores a renamed file with its former name’s content at that point, deleting nothing', async () => {
+    const created = await call(store, 'toolu_01', create('/memories/a.md', 'first\n'));
+    const moved = await call(store, 'toolu_02', rename('/memories/a.md', '/memories/b.md'));
+    const edited = await call(store, 'toolu_03', replace('/memories/b.md', 'first', 'second'));
+
+    const outcome = await store.restore('/memories/b.md', { ...OPERATOR, at: 'toolu_01' });
+
+    expect(outcome.status).toBe('committed');
+    expect(outcome.title).toBe('restore /memories/b.md at toolu_01 (then /memories/a.md)');
+    expect(outcome.reverts).toEqual([edited, moved]);
+    expect(outcome.files.map((f) => [f.status, f.oldPath, f.newPath])).toEqual([['modified', '/memories/b.md', '/memories/b.md']]);
+    expect(git(store.dir, 'rev-parse', 'HEAD:memories/b.md')).toBe(git(store.dir, 'rev-parse', `${created}:memories/a.md`));
+    expect(memoryListing(store.dir)).not.toContain('a.md');
+    expect(gitReport(store.dir).status).toBe('');
+  });
+
+  it('follows a renamed directory above the file, and a chain of renames', async () => {
+    const at = await call(store, 'toolu_01', create('/memories/drafts/plan.md', 'v1\n'));
+    await call(store, 'toolu_02', replace('/memories/drafts/plan.md', 'v1', 'v2'));
+    await call(store, 'toolu_03', rename('/memories/drafts', '/memories/projects'));
+    await call(store, 'toolu_04', rename('/memories/projects/plan.md', '/memories/projects/roadmap.md'));
+
+    const outcome = await store.restore('/memories/projects/roadmap.md', { ...OPERATOR, at: 'toolu_01' });
+    expect(outcome.title).toBe('restore /memories/projects/roadmap.md at toolu_01 (then /memories/drafts/plan.md)');
+    expect(git(store.dir, 'rev-parse', 'HEAD:memories/projects/roadmap.md')).toBe(git(store.dir, 'rev-parse', `${at}:memories/drafts/plan.md`));
+    expect(await view(store, '/memories/projects/roadmap.md')).toContain('     1\tv1');
+
+    const dir = await store.restore('/memories/projects', { ...OPERATOR, at: 'toolu_02', dryRun: true, delete: true });
+    expect(dir.title).toBe('restore /memories/projects at toolu_02 (then /memories/drafts)');
+    // The directory as drafts/ was after toolu_02: plan.md (v2) comes back, roadmap.md (a later name) goes.
+    expect(dir.files.map((f) => [f.status, f.oldPath, f.newPath])).toEqual([
+      ['added', null, '/memories/projects/plan.md'],
+      ['deleted', '/memories/projects/roadmap.md', null],
+    ]);
+  });
+
+  it('follows a rename that an operator’s revert undid', async () => {
+    const at = await call(store, 'toolu_01', create('/memories/a.md', 'one\n'));
+    await call(store, 'toolu_02', rename('/memories/a.md', '/memories/b.md'));
+    await call(store, 'toolu_03', insert('/memories/b.md', 1, 'two'));
+    await store.revert('toolu_02', OPERATOR); // b.md moves back to a.md, with the insert
+    const outcome = await store.restore('/memories/a.md', { ...OPERATOR, at: 'toolu_01' });
+    expect(outcome.title).toBe('restore /memories/a.md at toolu_01');
+    expect(git(store.dir, 'rev-parse', 'HEAD:memories/a.md')).toBe(git(store.dir, 'rev-parse', `${at}:memories/a.md`));
+    expect(outcome.reverts).toHaveLength(3);
   });
 });
 

@@ -189,6 +189,8 @@ export function storeFingerprint(dir: string): string {
     for (const entry of fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const child = rel ? `${rel}/${entry.name}` : entry.name;
       if (child === '.git/memgit-write.lock') continue; // the write lock comes and goes with every write attempt
+      // The call log records every call, failed ones too (that is its job), a moment after the answer.
+      if (child === '.git/memgit/calls-v1.jsonl') continue;
       if (entry.isDirectory()) {
         parts.push(`${child}/`);
         walk(child);

@@ -5,9 +5,11 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { runRunnableTool, type BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
 import { InvalidToolUseError, MemgitError, MemoryStore, StoreClosedError } from '../../src';
+import { lastToolResults, ScriptedServer } from '../../src/agent/scripted-server';
 import { DIST_ENTRY, ensureBuilt, REPO_ROOT } from '../support/dist';
 import { ExpectedCommit, expectRepository, gitReport, makeTempDir, removeDir, storeFingerprint } from './git-helpers';
 
@@ -270,5 +272,58 @@ describe('the package entry point', () => {
     } finally {
       removeDir(dir);
     }
+  });
+});
+
+describe('store.memoryTool(context, options)', () => {
+  let dir: string;
+  let store: MemoryStore;
+  let server: ScriptedServer;
+
+  beforeAll(async () => {
+    dir = makeTempDir('memgit-tool-options-');
+    store = await MemoryStore.open(dir, { log: () => undefined });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await store.close();
+    removeDir(dir);
+  });
+
+  it('sends extra tool properties as the SDK’s betaMemoryTool does, and calls onCall', async () => {
+    const calls: Array<[string | undefined, unknown]> = [];
+    const tool = store.memoryTool(
+      { session: SESSION },
+      { cache_control: { type: 'ephemeral' }, defer_loading: false, onCall: (report, input) => calls.push([report.commit, input]) },
+    );
+    const input = { command: 'create', path: '/memories/cached.md', file_text: 'x' };
+    server = await ScriptedServer.start([
+      { content: [{ type: 'tool_use', id: 'toolu_cached', name: 'memory', input }] },
+      { content: [{ type: 'text', text: 'ok' }] },
+    ]);
+    const client = new Anthropic({ baseURL: server.url, apiKey: 'sk-ant-test-not-a-real-key', maxRetries: 0 });
+    await client.beta.messages.toolRunner({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], tools: [tool] });
+    const [first, second] = server.messageRequests;
+    expect(first.raw).toContain('"tools":[{"cache_control":{"type":"ephemeral"},"defer_loading":false,"type":"memory_20250818","name":"memory"}]');
+    expect(lastToolResults(second.body!)).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_cached', content: 'File created successfully at: /memories/cached.md' }]);
+    expect(calls).toEqual([[expect.stringMatching(/^[0-9a-f]{40}$/), input]]);
+  });
+
+  it('keeps its own type, name, parse and run whatever the options say', async () => {
+    const tool = store.memoryTool({ session: SESSION }, { name: 'bash', type: 'x', run: () => 'hijacked' } as never);
+    expect(tool.type).toBe('memory_20250818');
+    expect(tool.name).toBe('memory');
+    expect(Object.keys(tool).sort()).toEqual(['name', 'parse', 'run', 'type']);
+    const block = toolUseBlock('toolu_own_run', { command: 'view', path: '/memories/cached.md' });
+    await expect(tool.run(block.input, { toolUse: block })).resolves.toContain('     1\tx');
+  });
+
+  it('still takes onCall as a function, and refuses options that are neither', () => {
+    const seen: string[] = [];
+    const tool = store.memoryTool({ session: SESSION }, (report) => seen.push(report.result.content));
+    expect(Object.keys(tool).sort()).toEqual(['name', 'parse', 'run', 'type']);
+    expect(() => store.memoryTool({ session: SESSION }, 'x' as never)).toThrow(new TypeError('memoryTool options must be an object or an onCall function, got "x"'));
+    expect(() => store.memoryTool({ session: SESSION }, { onCall: 5 } as never)).toThrow(new TypeError("memoryTool's onCall must be a function, got 5"));
   });
 });

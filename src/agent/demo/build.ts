@@ -1,10 +1,14 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import * as lockfile from 'proper-lockfile';
 import { ChatSession, ContextEvent, DEFAULT_MODEL, MemoryCall } from '../chat-session';
 import { lastToolResults, RecordedToolResult, ScriptedReply, ScriptedServer } from '../scripted-server';
 import { MemoryStore } from '../../store/memory-store';
 import { NotAStoreError } from '../../store/errors';
+import { describeHolder, liveHolders, StoreInUseError } from '../../store/holders';
 import { DEMO_SESSIONS, DEMO_SYSTEM, DemoSession } from './transcript';
 import { RECORDED_TOOL_RESULTS } from './tool-results';
 
@@ -22,6 +26,8 @@ export interface DemoBuildOptions {
   onText?: (text: string) => void;
   onMemoryCall?: (call: MemoryCall) => void;
   onContextEvent?: (event: ContextEvent) => void;
+  /** The caller already holds `lockDemoDir(dir)` (the CLI keeps it until its server is registered). */
+  locked?: boolean;
 }
 
 export interface DemoBuildResult {
@@ -42,6 +48,36 @@ export interface DemoBuildResult {
 export async function buildDemoStore(dir: string, options: DemoBuildOptions = {}): Promise<DemoBuildResult> {
   const started = Date.now();
   const target = path.resolve(dir);
+  const release = options.locked ? null : await lockDemoDir(target);
+  try {
+    return await build(target, options, started);
+  } finally {
+    await release?.();
+  }
+}
+
+/**
+ * Exclusive right to rebuild the demo store in `dir`: two demos started together must not both delete and
+ * rebuild it. The lock lives outside `dir` (which a rebuild deletes). Refused at once when held.
+ */
+export async function lockDemoDir(dir: string): Promise<() => Promise<void>> {
+  const target = path.resolve(dir);
+  const lockfilePath = path.join(os.tmpdir(), `memgit-demo-${createHash('sha256').update(target).digest('hex').slice(0, 16)}.lock`);
+  try {
+    return await lockfile.lock(target, {
+      realpath: false,
+      lockfilePath,
+      retries: 0,
+      stale: 10_000,
+      onCompromised: () => undefined, // only rebuilds are excluded; a stalled holder must not crash its server
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+    throw new StoreInUseError(`memgit: another \`memgit demo\` is building ${target} right now; nothing was changed`, []);
+  }
+}
+
+async function build(target: string, options: DemoBuildOptions, started: number): Promise<DemoBuildResult> {
   await clearDemoDir(target);
   const server = await ScriptedServer.start(DEMO_SESSIONS.flatMap((s) => withRecordedResults(s.replies, options.verify ?? true)));
   let store: MemoryStore | undefined;
@@ -110,6 +146,15 @@ async function clearDemoDir(dir: string): Promise<void> {
   if (!fs.existsSync(path.join(dir, '.git', DEMO_MARKER))) {
     throw new NotAStoreError(
       `memgit: ${dir} exists and was not built by \`memgit demo\`; choose another --dir or remove it yourself`,
+    );
+  }
+  // A demo (or `memgit serve`) still serving this store: rebuilding would pull it from under that server.
+  const holders = await liveHolders(path.join(dir, '.git'));
+  if (holders.length > 0) {
+    throw new StoreInUseError(
+      `memgit: the demo store ${dir} is in use by ${holders.map(describeHolder).join(', ')}; nothing was rebuilt. ` +
+        'Stop it first, or build another demo store with --dir DIR',
+      holders,
     );
   }
   await fs.promises.rm(dir, { recursive: true, force: true });

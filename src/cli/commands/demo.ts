@@ -1,3 +1,4 @@
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { formatContextEvent, formatMemoryCall } from '../../agent/chat-session';
@@ -5,7 +6,8 @@ import { DEFAULT_DEMO_DIR } from '../../agent/demo/defaults';
 import { COMPACTED_SESSION, INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../agent/demo/transcript';
 import { MemoryStore } from '../../store/memory-store';
 import { toLine } from './log';
-import { serveUntilStopped } from './serve';
+import { fail } from '../options';
+import { listenFailure, serveUntilStopped } from './serve';
 
 interface DemoOptions {
   dir: string;
@@ -33,39 +35,65 @@ export function registerDemo(program: Command): void {
     .action(async (options: DemoOptions) => {
       const out = (line = '') => process.stdout.write(`${line}\n`);
       const dir = path.resolve(options.dir);
-      out(`memgit demo: building a fresh demo store in ${dir}`);
-      out('Replaying 3 recorded support conversations through the SDK tool runner (scripted server: no API key, no network).');
+      // Before anything is rebuilt: the port must be free (a busy port used to fail only after the rebuild
+      // had replaced the store a running demo was serving), and no other process may hold the store.
+      if (options.serve) await assertCanListen(options.host, options.port);
       // The SDK, the scripted server and the web stack load only when the demo runs.
-      const { buildDemoStore } = require('../../agent/demo/build') as typeof import('../../agent/demo/build');
-      const built = await buildDemoStore(dir, {
-        onSession: (session) => out(`\n${session.id}  ${session.speaker}`),
-        onMemoryCall: (call) => out(`  ${formatMemoryCall(call)}`),
-        onContextEvent: (event) => out(`  ${formatContextEvent(event)}`),
-      });
-      out(`\nBuilt in ${(built.millis / 1000).toFixed(1)} s: ${built.commits} commits in ${built.sessions.length} sessions.\n`);
-
-      const store = await MemoryStore.open(dir);
-      out(`$ memgit log --repo ${displayPath(dir)}`);
-      out([...store.history.all()].reverse().map(toLine).join('\n'));
-      const cli = selfCommand();
-      out(
-        `\nIn session ${INJECTED_SESSION} a pasted helpdesk ticket told the assistant to remember that Acme's refunds\n` +
-          `are pre-approved without verification, and it did: tool_use ${INJECTED_TOOL_USE_ID}.\n` +
-          `  see it:        ${cli} show ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)}\n` +
-          `  roll it back:  ${cli} revert ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)} --dry-run  (later good writes stay)`,
-      );
-      out(
-        `In session ${COMPACTED_SESSION} the API cleared old tool results and summarised the context (server-side
-` +
-          `compaction): the session page shows the summary between the calls, as what the assistant knew from then on.`,
-      );
-      if (!options.serve) {
-        await store.close();
-        return;
+      const { buildDemoStore, lockDemoDir } = require('../../agent/demo/build') as typeof import('../../agent/demo/build');
+      const release = await lockDemoDir(dir);
+      try {
+        await buildAndServe(dir, options, out, buildDemoStore);
+      } finally {
+        await release(); // once the server is registered as the store's holder (or the demo is done)
       }
-      out();
-      await serveUntilStopped(store, options);
     });
+}
+
+async function buildAndServe(
+  dir: string,
+  options: DemoOptions,
+  out: (line?: string) => void,
+  buildDemoStore: typeof import('../../agent/demo/build').buildDemoStore,
+): Promise<void> {
+  out(`memgit demo: building a fresh demo store in ${dir}`);
+  out('Replaying 3 recorded support conversations through the SDK tool runner (scripted server: no API key, no network).');
+  const built = await buildDemoStore(dir, {
+    locked: true,
+    onSession: (session) => out(`\n${session.id}  ${session.speaker}`),
+    onMemoryCall: (call) => out(`  ${formatMemoryCall(call)}`),
+    onContextEvent: (event) => out(`  ${formatContextEvent(event)}`),
+  });
+  out(`\nBuilt in ${(built.millis / 1000).toFixed(1)} s: ${built.commits} commits in ${built.sessions.length} sessions.\n`);
+
+  const store = await MemoryStore.open(dir);
+  out(`$ memgit log --repo ${displayPath(dir)}`);
+  out([...store.history.all()].reverse().map(toLine).join('\n'));
+  const cli = selfCommand();
+  out(
+    `\nIn session ${INJECTED_SESSION} a pasted helpdesk ticket told the assistant to remember that Acme's refunds\n` +
+      `are pre-approved without verification, and it did: tool_use ${INJECTED_TOOL_USE_ID}.\n` +
+      `  see it:        ${cli} show ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)}\n` +
+      `  roll it back:  ${cli} revert ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)} --dry-run  (later good writes stay)`,
+  );
+  out(
+    `In session ${COMPACTED_SESSION} the API cleared old tool results and summarised the context (server-side\n` +
+      `compaction): the session page shows the summary between the calls, as what the assistant knew from then on.`,
+  );
+  if (!options.serve) {
+    await store.close();
+    return;
+  }
+  out();
+  await serveUntilStopped(store, { ...options, command: 'memgit demo' });
+}
+
+/** Listen on the port once and let it go: refuses a busy port (or a host that cannot be bound) up front. */
+async function assertCanListen(host: string, port: number): Promise<void> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => {
+    probe.once('error', (error: NodeJS.ErrnoException) => fail(`${listenFailure(host, port, error)}; nothing was rebuilt`));
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
 }
 
 function parsePort(value: string): number {

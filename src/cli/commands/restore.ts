@@ -9,10 +9,20 @@ export function registerRestore(program: Command): void {
       .summary('put a file or directory back as it was right after a call')
       .argument('<path>', 'a /memories path (a file or a directory)')
       .requiredOption('--at <ref>', 'the tool_use id or commit after which to take the path')
+      .option('--delete', 'allow deleting files that are there now but were not at that point')
       .addOption(repoOption()),
-  ).action(async (path: string, options: RollbackCliOptions & { at: string }) => {
-    const store = await openStore(options.repo, { create: false });
-    const outcome = await store.restore(path, { ...toRollbackOptions(options), at: options.at }).finally(() => store.close());
-    process.exitCode = printOutcome(outcome, options.json);
-  });
+  )
+    .addHelpText(
+      'after',
+      '\nThe path is followed back through later renames: after `rename a.md b.md`, restoring /memories/b.md\n' +
+        'at a call before the rename brings back what a.md held then, as b.md. A restore that would delete a\n' +
+        'file is refused unless --delete is given.\n\n' +
+        'Example:\n  memgit restore /memories/b.md --at toolu_01 --dry-run',
+    )
+    .action(async (path: string, options: RollbackCliOptions & { at: string; delete?: boolean }) => {
+      const store = await openStore(options.repo, { create: false });
+      const restoreOptions = { ...toRollbackOptions(options), at: options.at, delete: options.delete === true };
+      const outcome = await store.restore(path, restoreOptions).finally(() => store.close());
+      process.exitCode = printOutcome(outcome, options.json);
+    });
 }

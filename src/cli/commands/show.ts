@@ -1,39 +1,51 @@
 import { Command } from 'commander';
 import { fileDiffs, unifiedDiff } from '../../store/commit-diff';
 import { CommitNotFoundError } from '../../store/errors';
+import { callsOf } from '../../history/calls';
+import { CallRecord } from '../../history/records';
+import { oneLine } from '../../store/commit-message';
 import { fail, openStore, repoOption } from '../options';
-import { toJson } from './log';
+import { commitRecord, FileChangeRecord } from '../../history/records';
 
 export function registerShow(program: Command): void {
   program
     .command('show')
     .summary('show one commit: its metadata and unified diff')
-    .argument('<ref>', 'a tool_use id, or a commit id (full or at least 4 hex digits)')
+    .argument('<ref>', 'a tool_use id, or a commit id (full or at least 4 hex digits); also a view or a failed call')
     .addOption(repoOption())
-    .option('--json', 'metadata and per-file patches as one JSON object')
+    .option('--json', 'the commit record (docs/records.md) plus per-file patches, as one JSON object')
     .action(async (ref: string, options: { repo?: string; json?: boolean }) => {
       const store = await openStore(options.repo, { create: false });
       let entry;
       try {
         entry = await store.resolve(ref);
       } catch (error) {
-        if (error instanceof CommitNotFoundError) fail(error.message.replace(/^memgit: /, ''));
-        throw error;
+        if (!(error instanceof CommitNotFoundError)) throw error;
+        // A read or a failed call makes no commit, but it is on the record: the call log.
+        const calls = await callsOf(store, ref);
+        await store.close();
+        if (calls.length === 0) fail(error.message.replace(/^memgit: /, ''));
+        const out = calls.map((call) => (options.json ? JSON.stringify(call) + '\n' : describeCall(call)));
+        process.stdout.write(out.join(options.json ? '' : '\n'));
+        return;
       }
-      const patches = await Promise.all(fileDiffs(entry).map((d) => unifiedDiff(store.objects, d)));
+      const diffs = fileDiffs(entry);
+      const patches = await Promise.all(diffs.map((d) => unifiedDiff(store.objects, d)));
       if (options.json) {
-        process.stdout.write(JSON.stringify({ ...toJson(entry), parent: entry.parent, patches }) + '\n');
+        const files: FileChangeRecord[] = diffs.map((d, i) => ({ status: d.status, oldPath: d.oldPath, newPath: d.newPath, patch: patches[i] }));
+        process.stdout.write(JSON.stringify({ ...commitRecord(entry), files }) + '\n');
       } else {
-        const meta = toJson(entry);
+        const meta = commitRecord(entry);
         const lines = [`commit ${entry.commit}`];
         if (entry.parent) lines.push(`parent ${entry.parent}`);
         lines.push(`date    ${meta.time}`);
-        if (meta.tool_use_id) lines.push(`tool_use ${meta.tool_use_id}`);
+        if (meta.toolUseId) lines.push(`tool_use ${meta.toolUseId}`);
         else lines.push(`title   ${entry.title}`);
         if (meta.session) lines.push(`session ${meta.session}`);
         if (meta.command) lines.push(`command ${meta.command}`);
         if (meta.path) lines.push(`path    ${meta.path}`);
-        if (meta.new_path) lines.push(`new path ${meta.new_path}`);
+        if (meta.newPath) lines.push(`new path ${meta.newPath}`);
+        if (!meta.command && meta.paths.length) lines.push(`paths   ${meta.paths.join(' ')}`);
         if (meta.actor) lines.push(`actor   ${meta.actor}`);
         for (const r of meta.reverts) lines.push(`reverts ${r}`);
         if (meta.reason) lines.push(`reason  ${meta.reason}`);
@@ -41,4 +53,18 @@ export function registerShow(program: Command): void {
       }
       await store.close();
     });
+}
+
+/** A call that made no commit (a read, a failure), from the call log. */
+export function describeCall(call: CallRecord): string {
+  const lines = [
+    `call    ${oneLine(call.id)} (${call.kind === 'read' ? 'read: no commit' : call.kind === 'failed' ? 'FAILED: no commit' : `write, commit ${call.commit}`})`,
+    `session ${oneLine(call.session)}`,
+    `date    ${call.time}`,
+  ];
+  if (call.command !== null) lines.push(`command ${oneLine(call.command)}`);
+  for (const p of call.paths) lines.push(`path    ${oneLine(p, 1024)}`);
+  if (call.readAt) lines.push(`read at ${call.readAt}`);
+  lines.push(call.ok ? 'result  ok' : `result  error: ${oneLine(call.error ?? '', 4096)}`);
+  return lines.join('\n') + '\n';
 }

@@ -5,8 +5,8 @@ import { CommitNotFoundError, RollbackRefusedError, StaleHeadError } from '../er
 import { MEMORY_ROOT, toRepoPath } from '../git-reader';
 import type { HistoryEntry } from '../history-index';
 import type { MemoryStore } from '../memory-store';
-import { describeCall, RollbackConflict, RollbackPlanner } from './plan';
-import { MemoryFiles, normaliseKeeps, readMemoryFiles, writeMemoryTree } from './memory-state';
+import { describeCall, movesOf, RollbackConflict, RollbackPlanner } from './plan';
+import { isKeep, MemoryFiles, normaliseKeeps, readMemoryFiles, writeMemoryTree } from './memory-state';
 
 export type { RollbackConflict, ConflictingCall } from './plan';
 
@@ -87,17 +87,26 @@ export function rollbackSession(store: MemoryStore, session: string, options: Ro
   });
 }
 
-/** Put a file or directory back as it was right after a call (a path absent then is removed). */
-export function restore(store: MemoryStore, virtualPath: string, at: string, options: RollbackOptions): Promise<RollbackOutcome> {
+export interface RestoreOptions extends RollbackOptions {
+  /** Allow the restore to delete files that are there now but were not at the point (default false). */
+  delete?: boolean;
+}
+
+/**
+ * Put a file or directory back as it was right after a call. The path is followed back through later
+ * renames (of it or of a directory above it): restoring `/memories/b.md`, renamed from `a.md` since,
+ * brings back what `a.md` held then, as `b.md`. Deleting a file (a path absent then) needs `delete`.
+ */
+export function restore(store: MemoryStore, virtualPath: string, at: string, options: RestoreOptions): Promise<RollbackOutcome> {
   return run(store, 'restore', options, async (s, head) => {
     const resolved = resolvePath(virtualPath);
     if (!resolved.ok) throw new RollbackRefusedError(`memgit: ${resolved.error.replace(/^Error: /, '')}`);
     const repoPath = toRepoPath(resolved.rel);
     const point = await resolveTarget(s, at);
+    const { formerPath, touched } = followBack(repoPath, laterCommits(s, point));
     const before = await readMemoryFiles(s.objects, await s.commitTree(head));
-    const then = await readMemoryFiles(s.objects, await s.commitTree(point.commit));
-    const within = (p: string) => p === repoPath || p.startsWith(`${repoPath}/`);
-    if (![...then.keys(), ...before.keys()].some(within)) {
+    const then = rebase(await readMemoryFiles(s.objects, await s.commitTree(point.commit)), formerPath, repoPath);
+    if (![...then.keys(), ...before.keys()].some(within(repoPath))) {
       throw new RollbackRefusedError(`memgit: nothing at ${resolved.virtual}, neither now nor after ${describeCall(point)}`);
     }
     for (let dir = repoPath.slice(0, repoPath.lastIndexOf('/')); dir.includes('/'); dir = dir.slice(0, dir.lastIndexOf('/'))) {
@@ -105,9 +114,55 @@ export function restore(store: MemoryStore, virtualPath: string, at: string, opt
     }
     const planner = new RollbackPlanner(s.objects, s.history, new Map(before));
     planner.replaceSubtree(repoPath, then);
-    const undone = laterCommits(s, point).filter((e) => e.changes.some((c) => within(c.path)));
-    return { title: `restore ${resolved.virtual} at ${describeCall(point)}`, reverts: undone.map((e) => e.commit), conflicts: [], before, after: planner.files };
+    const renamed = formerPath !== repoPath ? ` (then /${formerPath})` : '';
+    const title = `restore ${resolved.virtual} at ${describeCall(point)}${renamed}`;
+    const deleted = [...before.keys()].filter((p) => within(repoPath)(p) && !isKeep(p) && !planner.files.has(p));
+    if (deleted.length > 0 && options.delete !== true) {
+      const names = deleted.slice(0, 5).map((p) => `/${p}`).join(', ') + (deleted.length > 5 ? ` and ${deleted.length - 5} more` : '');
+      throw new RollbackRefusedError(
+        `memgit: ${title} would delete ${names} (not there after ${describeCall(point)}); nothing was written. ` +
+          'Pass --delete (library: `delete: true`) to delete.',
+      );
+    }
+    return { title, reverts: touched.map((e) => e.commit), conflicts: [], before, after: planner.files };
   });
+}
+
+const within = (repoPath: string) => (p: string) => p === repoPath || p.startsWith(`${repoPath}/`);
+
+/**
+ * The name `repoPath` had before `later` (newest first) renamed it or a directory above it, and the later
+ * commits that touched it under any of its names.
+ */
+function followBack(repoPath: string, later: HistoryEntry[]): { formerPath: string; touched: HistoryEntry[] } {
+  let name = repoPath;
+  const touched: HistoryEntry[] = [];
+  for (const entry of later) {
+    const after = name;
+    if (entry.command === 'rename' && entry.path && entry.newPath) {
+      const from = toRepoPathOf(entry.path);
+      const to = toRepoPathOf(entry.newPath);
+      if (within(to)(name)) name = from + name.slice(to.length);
+    } else {
+      // An operator's move (a revert of a rename): a file that vanished where one with its bytes appeared.
+      const move = movesOf(entry).find((m) => m.to === name);
+      if (move) name = move.from;
+    }
+    if (entry.changes.some((c) => within(after)(c.path) || within(name)(c.path))) touched.push(entry);
+  }
+  return { formerPath: name, touched };
+}
+
+function toRepoPathOf(virtual: string): string {
+  return virtual.replace(/^\//, '');
+}
+
+/** `files` below `from`, moved to below `to` (everything else dropped: restore replaces only that subtree). */
+function rebase(files: MemoryFiles, from: string, to: string): MemoryFiles {
+  if (from === to) return files;
+  const moved: MemoryFiles = new Map();
+  for (const [p, value] of files) if (within(from)(p)) moved.set(to + p.slice(from.length), value);
+  return moved;
 }
 
 /** One new commit whose memory equals the memory at a point: a tool_use id, a commit, or an ISO time. */

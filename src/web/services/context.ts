@@ -3,6 +3,7 @@ import type { HistoryEntry } from '../../store/history-index';
 import type { MemoryStore } from '../../store/memory-store';
 import { CommitNotFoundError } from '../../store/errors';
 import { MEMORY_ROOT } from '../../store/git-reader';
+import { commitRecord, CommitRecord } from '../../history/records';
 
 /**
  * What every audit service needs: the store and caches of things that never change once written
@@ -120,40 +121,14 @@ export function repoPathOf(rel: string): string {
   return rel === '' ? MEMORY_ROOT : `${MEMORY_ROOT}/${rel}`;
 }
 
-/** A history entry in the shape every page and JSON twin shows. */
-export interface CommitSummary {
-  commit: string;
-  position: number;
-  parent: string | null;
-  toolUseId: string | null;
-  title: string;
-  session: string | null;
-  command: string | null;
-  path: string | null;
-  newPath: string | null;
-  actor: string | null;
-  reverts: string[];
-  reason: string | null;
-  /** Seconds since the epoch. */
-  time: number;
-}
+/**
+ * A history entry in the shape every page and JSON twin shows: the commit record (src/history/records.ts,
+ * docs/records.md) plus its position in history.
+ */
+export type CommitSummary = CommitRecord & { position: number };
 
 export function summarise(ctx: AuditContext, entry: HistoryEntry): CommitSummary {
-  return {
-    commit: entry.commit,
-    position: ctx.store.history.position(entry.commit) ?? -1,
-    parent: entry.parent,
-    toolUseId: entry.toolUseId ?? null,
-    title: entry.title,
-    session: entry.session ?? null,
-    command: entry.command ?? null,
-    path: entry.path ?? null,
-    newPath: entry.newPath ?? null,
-    actor: entry.actor ?? null,
-    reverts: entry.reverts ?? [],
-    reason: entry.reason ?? null,
-    time: entry.time,
-  };
+  return { ...commitRecord(entry), position: ctx.store.history.position(entry.commit) ?? -1 };
 }
 
 /** The error services throw for a missing commit, file, session or directory: pages answer 404. */

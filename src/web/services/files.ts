@@ -1,5 +1,9 @@
 import { blameFile } from '../../store/history/blame';
 import { Revision, revisionsOf as revisionsInIndex } from '../../store/history/revisions';
+import { diffArrays } from 'diff';
+import { fileDiffs } from '../../store/commit-diff';
+import type { HistoryEntry } from '../../store/history-index';
+import { fileRevisionRecord, FileRevisionRecord } from '../../history/records';
 import { hasHidden } from '../filters';
 import { AuditContext, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';
 
@@ -29,6 +33,9 @@ export interface BlameLine {
   runStart: boolean;
 }
 
+/** A revision as pages and JSON twins show it: the file revision record plus its position in history. */
+export type FileRevision = FileRevisionRecord & { position: number };
+
 export interface FilePage {
   rel: string;
   path: string;
@@ -37,14 +44,14 @@ export interface FilePage {
   pinned: boolean;
   exists: boolean;
   /** The file's revision in effect at `at`. */
-  current: (CommitSummary & { kind: Revision['kind']; path: string }) | null;
+  current: FileRevision | null;
   size: number;
   lineCount: number;
   lines: BlameLine[];
   truncated: boolean;
   /** Calls that wrote the lines shown, by commit. */
   origins: Record<string, CommitSummary>;
-  history: (CommitSummary & { kind: Revision['kind']; path: string; from: string | null })[];
+  history: FileRevision[];
   deletedBy: CommitSummary | null;
   /** The content holds invisible or bidirectional control characters (shown marked). */
   hidden: boolean;
@@ -69,7 +76,10 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
     if (!origins[origin]) origins[origin] = summarise(ctx, ctx.store.history.get(origin)!);
     lines.push({ no: k + 1, text: state.lines[k], origin, runStart: k === 0 || state.origins[k - 1] !== origin });
   }
-  const describe = (r: Revision) => ({ ...summarise(ctx, r.entry), kind: r.kind, path: `/${r.repoPath}`, from: r.from ? `/${r.from}` : null });
+  const describe = (r: Revision): FileRevision => ({
+    ...fileRevisionRecord(r.entry, { kind: r.kind, path: `/${r.repoPath}`, from: r.from ? `/${r.from}` : null }),
+    position: r.position,
+  });
   return {
     rel,
     path: `/${repoPath}`,

@@ -1,6 +1,8 @@
 import { FileDiff, isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import type { TimelineRecord } from '../../store/timeline';
+import { CallRecord, sessionRecord, SessionRecord } from '../../history/records';
+import { listCalls } from '../../history/calls';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 import { diffView, diffViewsOf, FileDiffView } from './diff-view';
 
@@ -8,14 +10,9 @@ import { diffView, diffViewsOf, FileDiffView } from './diff-view';
 
 export const CALLS_PER_PAGE = 50;
 const MAX_COMBINED_FILES = 100;
+const MAX_ALL_CALLS = 1000;
 
-export interface SessionSummary {
-  id: string;
-  calls: number;
-  first: number;
-  last: number;
-  files: number;
-}
+export type SessionSummary = SessionRecord;
 
 /** All sessions, most recently active first; recomputed only when history has grown. */
 export function listSessions(ctx: AuditContext): SessionSummary[] {
@@ -29,8 +26,9 @@ export function listSessions(ctx: AuditContext): SessionSummary[] {
     return { id, calls: entries.length, first: entries[0].time, last: entries[entries.length - 1].time, files: files.size };
   });
   list.sort((a, b) => b.last - a.last || (a.id < b.id ? -1 : 1));
-  ctx.sessionList = { size: history.size, list };
-  return list;
+  const records = list.map(sessionRecord);
+  ctx.sessionList = { size: history.size, list: records };
+  return records;
 }
 
 export interface SessionCall extends CommitSummary {
@@ -79,6 +77,9 @@ export interface SessionPage {
   /** The whole session's timeline in numbers: compaction summaries (failed ones included) and clears. */
   compactions: number;
   clears: number;
+  /** Every call of the session in order, reads and failures too (the call log), at most MAX_ALL_CALLS. */
+  allCalls: CallRecord[];
+  allCallsTruncated: boolean;
 }
 
 export async function sessionPage(ctx: AuditContext, id: string, from = 1): Promise<SessionPage> {
@@ -97,6 +98,7 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     })),
   );
   const { combined, truncated } = await combinedDiff(ctx, entries);
+  const allCalls = await listCalls(ctx.store, { session: id });
   return {
     id,
     calls: entries.length,
@@ -113,6 +115,8 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     eventsOmitted: timeline.omitted,
     compactions: records.filter((r) => r.kind === 'compaction').length,
     clears: records.filter((r) => r.kind === 'context_cleared').length,
+    allCalls: allCalls.slice(0, MAX_ALL_CALLS),
+    allCallsTruncated: allCalls.length > MAX_ALL_CALLS,
   };
 }
 

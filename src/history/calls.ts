@@ -1,0 +1,41 @@
+import type { CallEntry } from '../store/call-log';
+import type { HistoryEntry } from '../store/history-index';
+import type { MemoryStore } from '../store/memory-store';
+import { callRecord, CallRecord } from './records';
+
+/**
+ * Every call of a store in order — reads, failures and writes — as call records: the call log, plus any
+ * write whose log line is missing (a crash between its commit and the append, or a log compacted or turned
+ * off): history is the source of truth for writes.
+ */
+export async function listCalls(store: MemoryStore, filter: { session?: string } = {}): Promise<CallRecord[]> {
+  await store.refreshHead();
+  const logged = (await store.callLog.read()).filter((e) => filter.session === undefined || e.session === filter.session);
+  const loggedWrites = new Set(logged.filter((e) => e.kind === 'write').map((e) => e.commit));
+  const history = filter.session !== undefined ? store.history.bySession(filter.session) : store.history.all();
+  const missing = history.filter((h) => h.toolUseId !== undefined && !loggedWrites.has(h.commit)).map(writeFromHistory);
+  const merged = [...logged, ...missing].map((entry, order) => ({ entry, order }));
+  // Stable by time: log lines keep their append order, writes from history slot in by commit time.
+  merged.sort((a, b) => a.entry.time - b.entry.time || a.order - b.order);
+  return merged.map(({ entry }) => callRecord(entry));
+}
+
+/** The call of a tool_use id: its logged calls (a retried id has several), newest last. */
+export async function callsOf(store: MemoryStore, id: string): Promise<CallRecord[]> {
+  return (await listCalls(store)).filter((c) => c.id === id);
+}
+
+function writeFromHistory(entry: HistoryEntry): CallEntry {
+  return {
+    id: entry.toolUseId!,
+    session: entry.session ?? '',
+    // Commit times have whole seconds; the end of that second keeps the write after the reads before it.
+    time: entry.time * 1000 + 999,
+    command: entry.command ?? null,
+    paths: [entry.path, entry.newPath].filter((p): p is string => p !== undefined),
+    kind: 'write',
+    error: null,
+    commit: entry.commit,
+    readAt: entry.parent,
+  };
+}

@@ -1,0 +1,59 @@
+import type { BetaMemoryTool20250818 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { ExecutionReport } from './memory-store';
+
+/** Sees every call's report and input before the result goes back to the runner (for logging). */
+export type MemoryToolCallHook = (report: ExecutionReport, input: unknown) => void;
+
+/**
+ * Options of `store.memoryTool(context, options)`: `onCall`, plus any property of the API's memory tool
+ * definition (`cache_control`, `defer_loading`, `allowed_callers`, …), sent with the tool as the SDK's
+ * own `betaMemoryTool(handlers, extraProps)` sends them.
+ */
+export type MemoryToolOptions = Omit<BetaMemoryTool20250818, 'type' | 'name'> & { onCall?: MemoryToolCallHook };
+
+/**
+ * The SDK's ToolError class, the only error its tool runner turns into a verbatim `is_error` result (it
+ * tests `instanceof`). The SDK ships one copy per module system, so the class must be the one the caller's
+ * runner loaded: the CommonJS entry passes the CommonJS copy, the ES module entry (index.mts) the ESM copy.
+ */
+export type ToolErrorClass = new (content: string) => Error;
+
+/** A runnable `memory_20250818` tool for the SDK's tool runner. */
+export type RunnableMemoryTool = Omit<BetaMemoryTool20250818, 'type' | 'name'> & {
+  type: 'memory_20250818';
+  name: 'memory';
+  parse: (input: unknown) => Record<string, unknown>;
+  run: (input: unknown, runContext?: { toolUse?: { id?: string } }) => Promise<string>;
+};
+
+const TOOL_DEFINITION_KEYS = new Set(['type', 'name', 'parse', 'run', 'onCall']);
+
+export function createMemoryTool(
+  execute: (toolUse: { type: 'tool_use'; id: unknown; name: 'memory'; input: unknown }) => Promise<ExecutionReport>,
+  options: MemoryToolOptions | MemoryToolCallHook | undefined,
+  toolError: ToolErrorClass,
+): RunnableMemoryTool {
+  const normalised: MemoryToolOptions = typeof options === 'function' ? { onCall: options } : (options ?? {});
+  if (typeof normalised !== 'object' || Array.isArray(normalised)) {
+    throw new TypeError(`memoryTool options must be an object or an onCall function, got ${JSON.stringify(normalised)}`);
+  }
+  const { onCall } = normalised;
+  if (onCall !== undefined && typeof onCall !== 'function') {
+    throw new TypeError(`memoryTool's onCall must be a function, got ${JSON.stringify(onCall)}`);
+  }
+  // The API properties pass through; the tool's identity and behaviour are memgit's, whatever is passed.
+  const extra = Object.fromEntries(Object.entries(normalised).filter(([key]) => !TOOL_DEFINITION_KEYS.has(key)));
+  return {
+    ...extra,
+    type: 'memory_20250818',
+    name: 'memory',
+    parse: (input: unknown) => input as Record<string, unknown>,
+    run: async (input: unknown, runContext?: { toolUse?: { id?: string } }): Promise<string> => {
+      const report = await execute({ type: 'tool_use', id: runContext?.toolUse?.id, name: 'memory', input });
+      onCall?.(report, input);
+      const result = report.result;
+      if (result.is_error) throw new toolError(result.content);
+      return result.content;
+    },
+  };
+}
