@@ -8,6 +8,8 @@ import { errorHandler, RouteModule, WebDeps } from './page';
 import { ROUTE_MODULES } from './routes';
 import { hostCheck, securityHeaders } from './security';
 import { createAuditContext, NotFound } from './services/context';
+import { MAX_LINE_CHARS } from './services/diff-view';
+import { MAX_SHOWN_CHARS, MAX_SHOWN_LINES } from './services/files';
 
 export interface AppOptions {
   store: MemoryStore;
@@ -36,6 +38,9 @@ export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
     lstripBlocks: true,
   });
   registerFilters(env);
+  env.addGlobal('maxShownLines', MAX_SHOWN_LINES);
+  env.addGlobal('maxShownChars', MAX_SHOWN_CHARS);
+  env.addGlobal('maxLineChars', MAX_LINE_CHARS);
   return env;
 }
 

@@ -43,26 +43,47 @@ export function hasHidden(text: unknown): boolean {
 
 /**
  * Text made safe and honest for display: HTML-escaped, invisible characters shown as marked code points,
- * and (optionally) case-insensitive matches of `highlight` wrapped in <mark>.
+ * and (optionally) case-insensitive matches of `highlight` wrapped in <mark>. A run of the same invisible
+ * character is one mark with a count ("U+200B ×3999"), so a file of zero-width spaces cannot blow a page
+ * up twenty-fold.
  */
 export function visible(text: unknown, highlight?: string): nunjucks.runtime.SafeString {
   const input = text === null || text === undefined ? '' : String(text);
   let out = '';
   let last = 0;
+  let run: { ch: string; count: number } | null = null;
   const flush = (chunk: string) => {
     out += highlight ? markMatches(chunk, highlight) : escape(chunk);
+  };
+  const endRun = () => {
+    if (!run) return;
+    out += markHidden(run.ch, run.count);
+    run = null;
   };
   for (const match of input.matchAll(HIDDEN)) {
     const ch = match[0];
     if (ch === '\t' || ch === '\n') continue; // layout characters, left in the text
-    flush(input.slice(last, match.index));
-    const cp = codePoint(ch);
-    const name = NAMES[ch.codePointAt(0)!];
-    out += `<span class="ctl" title="${escape(name ? `${cp} ${name}` : `${cp} (invisible or control character)`)}">${cp}</span>`;
-    last = match.index! + ch.length;
+    const index = match.index!;
+    if (run && index === last && run.ch === ch) {
+      run.count++;
+    } else {
+      endRun();
+      flush(input.slice(last, index));
+      run = { ch, count: 1 };
+    }
+    last = index + ch.length;
   }
+  endRun();
   flush(input.slice(last));
   return new nunjucks.runtime.SafeString(out);
+}
+
+function markHidden(ch: string, count: number): string {
+  const cp = codePoint(ch);
+  const name = NAMES[ch.codePointAt(0)!];
+  const label = count > 1 ? `${cp} \u00d7${count}` : cp;
+  const title = `${name ? `${cp} ${name}` : `${cp} (invisible or control character)`}${count > 1 ? `, ${count} in a row` : ''}`;
+  return `<span class="ctl" title="${escape(title)}">${label}</span>`;
 }
 
 function markMatches(chunk: string, highlight: string): string {

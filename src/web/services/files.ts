@@ -2,6 +2,8 @@ import { diffArrays } from 'diff';
 import { fileDiffs } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import { hasHidden } from '../filters';
+import { yieldToLoop } from './budget';
+import { MAX_LINE_CHARS } from './diff-view';
 import { AuditContext, BlameState, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';
 
 /**
@@ -12,6 +14,8 @@ import { AuditContext, BlameState, CommitSummary, entryFor, NotFound, repoPathOf
  */
 
 export const MAX_SHOWN_LINES = 5000;
+/** Characters of file content one page shows at most (long lines are cut at MAX_LINE_CHARS, as in diffs). */
+export const MAX_SHOWN_CHARS = 512 * 1024;
 const BLAME_MAX_EDIT_LENGTH = 2000;
 const BLAME_CHECKPOINT_EVERY = 64;
 const READ_BATCH = 32;
@@ -96,6 +100,7 @@ export async function blame(ctx: AuditContext, revisions: Revision[]): Promise<B
     const revision = revisions[k];
     const lines = splitLines(texts[k - start - 1]);
     state = advance(state, lines, revision.entry.commit);
+    await yieldToLoop(); // one revision at a time: other requests are answered in between
     if (k === revisions.length - 1 || k % BLAME_CHECKPOINT_EVERY === 0) ctx.blames.set(key(revision), state);
   }
   return state;
@@ -132,6 +137,8 @@ export function advance(previous: BlameState, lines: string[], commit: string): 
 export interface BlameLine {
   no: number;
   text: string;
+  /** The line was longer than MAX_LINE_CHARS and was cut. */
+  cut: boolean;
   origin: string;
   /** First line of a run written by the same call: the gutter shows the call there. */
   runStart: boolean;
@@ -150,6 +157,8 @@ export interface FilePage {
   lineCount: number;
   lines: BlameLine[];
   truncated: boolean;
+  /** Some lines shown were cut at MAX_LINE_CHARS. */
+  linesCut: boolean;
   /** Calls that wrote the lines shown, by commit. */
   origins: Record<string, CommitSummary>;
   history: (CommitSummary & { kind: Revision['kind']; path: string; from: string | null })[];
@@ -167,13 +176,18 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
   const last = revisions[revisions.length - 1];
   const exists = last.oid !== null;
   const state = exists ? await blame(ctx, revisions) : { lines: [], origins: [] };
-  const shown = Math.min(state.lines.length, MAX_SHOWN_LINES);
+  const limit = Math.min(state.lines.length, MAX_SHOWN_LINES);
   const lines: BlameLine[] = [];
   const origins: Record<string, CommitSummary> = {};
-  for (let k = 0; k < shown; k++) {
+  let chars = 0;
+  for (let k = 0; k < limit && chars < MAX_SHOWN_CHARS; k++) {
     const origin = state.origins[k];
     if (!origins[origin]) origins[origin] = summarise(ctx, ctx.store.history.get(origin)!);
-    lines.push({ no: k + 1, text: state.lines[k], origin, runStart: k === 0 || state.origins[k - 1] !== origin });
+    const full = state.lines[k];
+    const cut = full.length > MAX_LINE_CHARS;
+    const text = cut ? full.slice(0, MAX_LINE_CHARS) : full;
+    chars += text.length;
+    lines.push({ no: k + 1, text, cut, origin, runStart: k === 0 || state.origins[k - 1] !== origin });
   }
   const describe = (r: Revision) => ({ ...summarise(ctx, r.entry), kind: r.kind, path: `/${r.repoPath}`, from: r.from ? `/${r.from}` : null });
   return {
@@ -186,7 +200,8 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
     size: exists ? Buffer.byteLength(await textOf(ctx, last.oid), 'utf8') : 0,
     lineCount: state.lines.length,
     lines,
-    truncated: state.lines.length > shown,
+    truncated: state.lines.length > lines.length,
+    linesCut: lines.some((l) => l.cut),
     origins,
     history: revisions.map(describe).reverse(),
     deletedBy: exists ? null : summarise(ctx, last.entry),
