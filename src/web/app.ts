@@ -8,7 +8,9 @@ import { errorHandler, RouteModule, WebDeps } from './page';
 import { ROUTE_MODULES } from './routes';
 import { hostCheck, securityHeaders } from './security';
 import { createAuditContext, NotFound } from './services/context';
-import { MAX_LINE_CHARS } from './services/diff-view';
+import { MAX_PAGE_DIFF_CHARS } from './services/budget';
+import { MAX_DIFF_LINES, MAX_LINE_CHARS } from './services/diff-view';
+import { CALLS_PER_PAGE } from './services/sessions';
 import { MAX_SHOWN_CHARS, MAX_SHOWN_LINES } from './services/files';
 
 export interface AppOptions {
@@ -41,6 +43,9 @@ export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
   env.addGlobal('maxShownLines', MAX_SHOWN_LINES);
   env.addGlobal('maxShownChars', MAX_SHOWN_CHARS);
   env.addGlobal('maxLineChars', MAX_LINE_CHARS);
+  env.addGlobal('maxDiffLines', MAX_DIFF_LINES);
+  env.addGlobal('maxPageDiffChars', MAX_PAGE_DIFF_CHARS);
+  env.addGlobal('callsPerPage', CALLS_PER_PAGE);
   return env;
 }
 

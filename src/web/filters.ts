@@ -78,6 +78,26 @@ export function visible(text: unknown, highlight?: string): nunjucks.runtime.Saf
   return new nunjucks.runtime.SafeString(out);
 }
 
+/**
+ * What a text costs on a page, in characters of output: its length, plus the markup of each invisible
+ * character (a run of one character is one mark). Budgets of diffs and files are counted in this unit.
+ */
+export function displayCost(text: string): number {
+  let cost = text.length;
+  let last = -2;
+  let prev = '';
+  for (const match of text.matchAll(HIDDEN)) {
+    const ch = match[0];
+    if (ch === '\t' || ch === '\n') continue;
+    if (!(match.index === last && ch === prev)) cost += MARK_COST;
+    last = match.index! + ch.length;
+    prev = ch;
+  }
+  return cost;
+}
+
+const MARK_COST = 96;
+
 function markHidden(ch: string, count: number): string {
   const cp = codePoint(ch);
   const name = NAMES[ch.codePointAt(0)!];

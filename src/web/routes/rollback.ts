@@ -4,7 +4,7 @@ import { oneLine } from '../../store/commit-message';
 import { bearerToken, CSRF_FIELD, OperatorAuth, sameOriginOnly } from '../auth';
 import { renderHtml, RouteModule, WebDeps } from '../page';
 import { BadRequest } from '../services/context';
-import { actionParams, confirmModel, describe, parseAction, RollbackAction, runAction, StaleHeadError } from '../services/rollback';
+import { actionParams, boundedOutcome, confirmModel, describe, parseAction, RollbackAction, runAction, StaleHeadError } from '../services/rollback';
 
 /**
  * The state-changing routes: operator login, and the four rollback actions as a confirmation page
@@ -95,7 +95,7 @@ export function rollbackRoutes(options: RollbackRouteOptions): RouteModule {
     // JSON twins. GET previews like the pages (read-only); POST acts, dryRun:true previews.
     router.get('/api/rollback/:kind', async (req, res) => {
       const action = parseAction(String(req.params.kind), req.query as Record<string, unknown>);
-      res.json((await runAction(deps.ctx, action, { operator: 'preview', dryRun: true })));
+      res.json(boundedOutcome(await runAction(deps.ctx, action, { operator: 'preview', dryRun: true })));
     });
 
     router.post('/api/rollback/:kind', express.json({ limit: BODY_LIMIT }), async (req, res) => {
@@ -122,7 +122,7 @@ export function rollbackRoutes(options: RollbackRouteOptions): RouteModule {
         throw error;
       });
       if (!outcome) return refuse(req, res, 409, 'the store changed since expectHead; preview again');
-      res.status(outcome.status === 'conflict' ? 409 : outcome.status === 'committed' ? 201 : 200).json(outcome);
+      res.status(outcome.status === 'conflict' ? 409 : outcome.status === 'committed' ? 201 : 200).json(boundedOutcome(outcome));
     });
   };
 }

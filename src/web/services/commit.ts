@@ -1,5 +1,5 @@
 import { AuditContext, CommitSummary, entryFor, summarise } from './context';
-import { diffViewsOf, FileDiffView } from './diff-view';
+import { diffViewsOf, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
 import { revertedBy } from './rollback';
 
 /** One call: its metadata and trailers, its diff, and its neighbours in the same session. */
@@ -21,10 +21,11 @@ export async function commitPage(ctx: AuditContext, ref: string): Promise<Commit
   const { commit } = await ctx.store.objects.readCommit(entry.commit);
   const calls = entry.session ? ctx.store.history.bySession(entry.session) : [];
   const step = calls.findIndex((e) => e.commit === entry.commit);
+  const budget = pageDiffBudget();
   return {
     commit: summarise(ctx, entry),
     message: commit.message,
-    diffs: await diffViewsOf(ctx, entry),
+    diffs: (await diffViewsOf(ctx, entry)).map((d) => withinBudget(d, budget)),
     sessionStep: step === -1 ? null : step + 1,
     sessionCalls: calls.length,
     prevInSession: step > 0 ? summarise(ctx, calls[step - 1]) : null,

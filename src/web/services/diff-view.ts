@@ -1,7 +1,8 @@
 import { structuredPatch } from 'diff';
 import { FileDiff, fileDiffs } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
-import { hasHidden } from '../filters';
+import { displayCost, hasHidden } from '../filters';
+import { MAX_PAGE_DIFF_CHARS } from './budget';
 import { AuditContext, textOf } from './context';
 
 /**
@@ -54,6 +55,49 @@ export interface FileDiffView {
   noFinalNewline: boolean;
   /** Either side holds invisible or bidirectional control characters (shown marked). */
   hidden: boolean;
+  /** Left out entirely: the page had spent its diff budget before this file. */
+  omitted?: boolean;
+}
+
+/** Markup around one diff line (row, cells, numbers), in characters, for the page budget. */
+const LINE_OVERHEAD = 120;
+
+/** What is left of a page's diff budget (characters of output, see displayCost). */
+export interface DiffBudget {
+  left: number;
+}
+
+export function pageDiffBudget(chars = MAX_PAGE_DIFF_CHARS): DiffBudget {
+  return { left: chars };
+}
+
+/**
+ * The part of `view` that fits in what the page's budget has left, as a copy (cached views stay whole):
+ * hunks cut at the first line that does not fit, and `truncated` (or `omitted`, when nothing fits) set so
+ * the page says so and links to the raw file.
+ */
+export function withinBudget(view: FileDiffView, budget: DiffBudget): FileDiffView {
+  if (!view.hunks.length) return view;
+  if (budget.left <= 0) return { ...view, hunks: [], truncated: true, omitted: true };
+  const hunks: Hunk[] = [];
+  let cut = false;
+  for (const hunk of view.hunks) {
+    const lines: DiffLine[] = [];
+    for (const line of hunk.lines) {
+      const cost = LINE_OVERHEAD + displayCost(line.text);
+      if (cost > budget.left) {
+        cut = true;
+        break;
+      }
+      budget.left -= cost;
+      lines.push(line);
+    }
+    if (lines.length) hunks.push(lines.length === hunk.lines.length ? hunk : { header: hunk.header, lines, splitRows: pairRows(lines) });
+    if (cut) break;
+  }
+  if (!cut) return view;
+  budget.left = 0;
+  return { ...view, hunks, truncated: true, omitted: hunks.length === 0 };
 }
 
 /** The diffs of one commit's memory files; cached, as a commit's diff never changes. */
