@@ -69,6 +69,28 @@ describe('blame step', () => {
     const third = advance(second, ['d'], 'c3');
     expect(third.origins).toEqual(['c2']);
   });
+
+  it('carries the shared head and tail of a long file past the diff', () => {
+    const lines = Array.from({ length: 200_001 }, () => 'a');
+    lines[100_000] = 'm0';
+    const first = advance({ lines: [], origins: [] }, lines, 'c1');
+    const next = [...lines];
+    next[100_000] = 'm1';
+    next.push('tail');
+    const second = advance(first, next, 'c2');
+    expect(second.origins).toHaveLength(200_002);
+    expect(second.origins[100_000]).toBe('c2');
+    expect(second.origins[200_001]).toBe('c2');
+    expect(second.origins.filter((o) => o === 'c1')).toHaveLength(200_000);
+    // Too many edits for the diff's bound: the changed middle goes to the new commit, the ends keep theirs.
+    const churn = [...next];
+    for (let k = 1000; k < 9000; k++) churn[k] = `x${k}`;
+    const third = advance(second, churn, 'c3');
+    expect(third.origins.slice(0, 1000).every((o) => o === 'c1')).toBe(true);
+    expect(third.origins.slice(1000, 9000).every((o) => o === 'c3')).toBe(true);
+    expect(third.origins[200_001]).toBe('c2');
+    expect(third.origins).toHaveLength(200_002);
+  });
 });
 
 describe('runs of invisible characters', () => {

@@ -117,10 +117,21 @@ async function readAll(ctx: AuditContext, oids: (string | null)[]): Promise<stri
 
 /** Pure: carry unchanged lines' origins over, attribute added lines to `commit`. */
 export function advance(previous: BlameState, lines: string[], commit: string): BlameState {
-  const changes = diffArrays(previous.lines, lines, { maxEditLength: BLAME_MAX_EDIT_LENGTH });
-  if (!changes) return { lines, origins: lines.map(() => commit) };
-  const origins: string[] = [];
-  let oldIndex = 0;
+  // Lines shared at both ends keep their origins without going through the diff: a one-line change
+  // of a half-million-line file costs one scan instead of a diff of the whole file.
+  const old = previous.lines;
+  let head = 0;
+  while (head < old.length && head < lines.length && old[head] === lines[head]) head++;
+  let tail = 0;
+  while (tail < old.length - head && tail < lines.length - head && old[old.length - 1 - tail] === lines[lines.length - 1 - tail]) tail++;
+  const changes = diffArrays(old.slice(head, old.length - tail), lines.slice(head, lines.length - tail), { maxEditLength: BLAME_MAX_EDIT_LENGTH });
+  const origins: string[] = previous.origins.slice(0, head);
+  if (!changes) {
+    for (let k = head; k < lines.length - tail; k++) origins.push(commit);
+    for (let k = old.length - tail; k < old.length; k++) origins.push(previous.origins[k]);
+    return { lines, origins };
+  }
+  let oldIndex = head;
   for (const change of changes) {
     if (change.removed) {
       oldIndex += change.count;
@@ -131,6 +142,7 @@ export function advance(previous: BlameState, lines: string[], commit: string): 
       oldIndex += change.count;
     }
   }
+  for (let k = old.length - tail; k < old.length; k++) origins.push(previous.origins[k]);
   return { lines, origins };
 }
 
@@ -161,13 +173,35 @@ export interface FilePage {
   linesCut: boolean;
   /** Calls that wrote the lines shown, by commit. */
   origins: Record<string, CommitSummary>;
+  /** Whether `lines` carry blame (origins); false for ?blame=0 and when blame was over budget. */
+  blamed: boolean;
+  /** Blame was asked for but would cost more than BLAME_MAX_LINE_STEPS: the sizes that decided it. */
+  blameSkipped: { lines: number; revisions: number; budget: number } | null;
+  /** The newest MAX_HISTORY_ROWS revisions, newest first. */
   history: (CommitSummary & { kind: Revision['kind']; path: string; from: string | null })[];
+  revisionCount: number;
   deletedBy: CommitSummary | null;
   /** The content holds invisible or bidirectional control characters (shown marked). */
   hidden: boolean;
 }
 
-export async function filePage(ctx: AuditContext, rel: string, at: string | undefined): Promise<FilePage> {
+/**
+ * Blame replays every revision not covered by a cached state, and each step costs about one pass over
+ * the file's lines; beyond this many line-steps a page shows the plain content instead (and says why).
+ */
+export const BLAME_MAX_LINE_STEPS = 4_000_000;
+/** Revisions listed on a file page at most (newest first); the commits list filtered by path has all. */
+export const MAX_HISTORY_ROWS = 500;
+
+/** Index of the newest revision whose blame state is cached (-1: none). */
+function newestCached(ctx: AuditContext, revisions: Revision[]): number {
+  for (let k = revisions.length - 1; k >= 0; k--) {
+    if (ctx.blames.get(`${revisions[k].entry.commit}\0${revisions[k].repoPath}`)) return k;
+  }
+  return -1;
+}
+
+export async function filePage(ctx: AuditContext, rel: string, at: string | undefined, options: { blame?: boolean } = {}): Promise<FilePage> {
   const atEntry = await entryFor(ctx, at);
   const position = ctx.store.history.position(atEntry.commit)!;
   const repoPath = repoPathOf(rel);
@@ -175,14 +209,31 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
   if (revisions.length === 0) throw new NotFound(`/${repoPath} has no history up to this commit`);
   const last = revisions[revisions.length - 1];
   const exists = last.oid !== null;
-  const state = exists ? await blame(ctx, revisions) : { lines: [], origins: [] };
+  const text = exists ? await textOf(ctx, last.oid) : '';
+  let blameSkipped: FilePage['blameSkipped'] = null;
+  let state: BlameState;
+  if (!exists) {
+    state = { lines: [], origins: [] };
+  } else if (options.blame === false) {
+    state = { lines: splitLines(text), origins: [] };
+  } else {
+    const lineCount = splitLines(text).length;
+    const steps = (revisions.length - 1 - newestCached(ctx, revisions)) * Math.max(1, lineCount);
+    if (steps > BLAME_MAX_LINE_STEPS) {
+      blameSkipped = { lines: lineCount, revisions: revisions.length, budget: BLAME_MAX_LINE_STEPS };
+      state = { lines: splitLines(text), origins: [] };
+    } else {
+      state = await blame(ctx, revisions);
+    }
+  }
+  const withBlame = state.origins.length > 0 || state.lines.length === 0;
   const limit = Math.min(state.lines.length, MAX_SHOWN_LINES);
   const lines: BlameLine[] = [];
   const origins: Record<string, CommitSummary> = {};
   let chars = 0;
   for (let k = 0; k < limit && chars < MAX_SHOWN_CHARS; k++) {
-    const origin = state.origins[k];
-    if (!origins[origin]) origins[origin] = summarise(ctx, ctx.store.history.get(origin)!);
+    const origin = withBlame ? state.origins[k] : '';
+    if (withBlame && !origins[origin]) origins[origin] = summarise(ctx, ctx.store.history.get(origin)!);
     const full = state.lines[k];
     const cut = full.length > MAX_LINE_CHARS;
     const text = cut ? full.slice(0, MAX_LINE_CHARS) : full;
@@ -197,15 +248,18 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
     pinned: at !== undefined && at !== '',
     exists,
     current: exists ? describe(last) : null,
-    size: exists ? Buffer.byteLength(await textOf(ctx, last.oid), 'utf8') : 0,
+    size: exists ? Buffer.byteLength(text, 'utf8') : 0,
     lineCount: state.lines.length,
     lines,
     truncated: state.lines.length > lines.length,
     linesCut: lines.some((l) => l.cut),
     origins,
-    history: revisions.map(describe).reverse(),
+    blamed: withBlame && exists,
+    blameSkipped,
+    history: revisions.slice(-MAX_HISTORY_ROWS).map(describe).reverse(),
+    revisionCount: revisions.length,
     deletedBy: exists ? null : summarise(ctx, last.entry),
-    hidden: exists && hasHidden(await textOf(ctx, last.oid)),
+    hidden: exists && hasHidden(text),
   };
 }
 
