@@ -4,6 +4,8 @@ import git from 'isomorphic-git';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { runCommand } from '../contract';
 import { isValidId } from '../contract/paths';
+import { newIdProblem } from '../contract/ids';
+import { RefKind, resolveRef } from './resolve-ref';
 import type { CommandOutcome, ContractOptions, TreeEdit } from '../contract/types';
 import { CommitMeta, formatCommitMessage } from './commit-message';
 import { DurableFs, removeStaleTempFiles } from './durable-fs';
@@ -167,7 +169,12 @@ export class MemoryStore {
       outcome: null,
     });
     if (!isValidId(id)) return fail(`Error: Invalid tool_use id ${JSON.stringify(id)}`);
+    // Ids that could be read as a commit id, or of only dots, would shadow commits in every lookup.
+    const idProblem = newIdProblem(id);
+    if (idProblem) return fail(`Error: Invalid tool_use id ${JSON.stringify(id)}: ${idProblem}`);
     if (!isValidId(context?.session)) return fail(`Error: Invalid session id ${JSON.stringify(context?.session)}`);
+    const sessionProblem = newIdProblem(context.session);
+    if (sessionProblem) return fail(`Error: Invalid session id ${JSON.stringify(context.session)}: ${sessionProblem}`);
     const input = block.input;
     const command = isRecord(input) ? input.command : undefined;
     if (command === 'view') {
@@ -262,19 +269,13 @@ export class MemoryStore {
     this.commitTrees.set(commit, tree);
   }
 
-  /** Resolve a commit id (full or abbreviated, at least 4 hex digits) or a tool_use id to a commit. */
-  async resolve(ref: string): Promise<HistoryEntry> {
+  /**
+   * Resolve a commit id (full or abbreviated, at least 4 hex digits) or a tool_use id to a commit; `kind`
+   * restricts it to one of the two. A ref naming two things is refused (AmbiguousRefError), not guessed.
+   */
+  async resolve(ref: string, kind: RefKind = 'any'): Promise<HistoryEntry> {
     await this.refreshHead();
-    const byToolUse = this.history.byToolUseId(ref);
-    if (byToolUse) return byToolUse;
-    if (/^[0-9a-f]{4,40}$/i.test(ref)) {
-      const lower = ref.toLowerCase();
-      const exact = this.history.get(lower);
-      if (exact) return exact;
-      const matches = this.history.all().filter((e) => e.commit.startsWith(lower));
-      if (matches.length === 1) return matches[0];
-    }
-    throw new CommitNotFoundError(ref);
+    return resolveRef(this.history, ref, kind);
   }
 
   /**

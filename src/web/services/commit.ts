@@ -1,3 +1,4 @@
+import type { RefKind } from '../../store/resolve-ref';
 import { AuditContext, CommitSummary, entryFor, summarise } from './context';
 import { diffViewsOf, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
 import { revertedBy } from './rollback';
@@ -16,8 +17,8 @@ export interface CommitPage {
   revertedBy: CommitSummary[];
 }
 
-export async function commitPage(ctx: AuditContext, ref: string): Promise<CommitPage> {
-  const entry = await entryFor(ctx, ref);
+export async function commitPage(ctx: AuditContext, ref: string, kind: RefKind = 'any'): Promise<CommitPage> {
+  const entry = await entryFor(ctx, ref, kind);
   const { commit } = await ctx.store.objects.readCommit(entry.commit);
   const calls = entry.session ? ctx.store.history.bySession(entry.session) : [];
   const step = calls.findIndex((e) => e.commit === entry.commit);

@@ -1,7 +1,8 @@
 import { blobText } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import type { MemoryStore } from '../../store/memory-store';
-import { CommitNotFoundError } from '../../store/errors';
+import { AmbiguousRefError, CommitNotFoundError } from '../../store/errors';
+import type { RefKind } from '../../store/resolve-ref';
 import { MEMORY_ROOT } from '../../store/git-reader';
 
 /**
@@ -152,16 +153,20 @@ export async function sizeOf(ctx: AuditContext, oid: string): Promise<number> {
 }
 
 /** The entry a ref names (commit id, abbreviation or tool_use id), or HEAD when none is given. */
-export async function entryFor(ctx: AuditContext, ref: string | undefined): Promise<HistoryEntry> {
+export async function entryFor(ctx: AuditContext, ref: string | undefined, kind: RefKind = 'any'): Promise<HistoryEntry> {
   if (ref === undefined || ref === '') {
     const head = ctx.store.history.head;
     if (!head) throw new NotFound('the store has no commits');
     return head;
   }
   try {
-    return await ctx.store.resolve(ref);
+    return await ctx.store.resolve(ref, kind);
   } catch (error) {
-    if (error instanceof CommitNotFoundError) throw new NotFound(`no commit or tool_use id ${JSON.stringify(ref)} in this store`);
+    if (error instanceof AmbiguousRefError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
+    if (error instanceof CommitNotFoundError) {
+      const what = kind === 'commit' ? 'commit' : kind === 'call' ? 'call with tool_use id' : 'commit or tool_use id';
+      throw new NotFound(`no ${what} ${JSON.stringify(ref)} in this store`);
+    }
     throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { CommitNotFoundError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
+import { AmbiguousRefError, CommitNotFoundError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
 import { contentsOf, RollbackOptions, RollbackOutcome } from '../../store/rollback';
 import { MAX_PAGE_DIFF_CHARS } from './budget';
 import { AuditContext, BadRequest, CommitSummary, entryFor, NotFound, summarise } from './context';
@@ -64,6 +64,7 @@ export async function runAction(ctx: AuditContext, action: RollbackAction, optio
         return await store.reset({ ...options, to: action.to });
     }
   } catch (error) {
+    if (error instanceof AmbiguousRefError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
     if (error instanceof CommitNotFoundError) throw new NotFound(error.message.replace(/^memgit: /, ''));
     if (error instanceof RollbackRefusedError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
     throw error;
