@@ -1,5 +1,5 @@
 import { structuredPatch } from 'diff';
-import { FileDiff, fileDiffs } from '../../store/commit-diff';
+import { FileDiff, fileDiffs, trimCommonLines } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import { displayCost, hasHidden } from '../filters';
 import { MAX_PAGE_DIFF_CHARS } from './budget';
@@ -135,10 +135,19 @@ type Comparison = Pick<FileDiffView, 'added' | 'removed' | 'hunks' | 'truncated'
 export function compareTexts(before: string, after: string): Comparison {
   const noFinalNewline = (before !== '' && !before.endsWith('\n')) || (after !== '' && !after.endsWith('\n'));
   const hidden = hasHidden(before) || hasHidden(after);
-  const patch = before === after ? { hunks: [] } : structuredPatch('a', 'b', before, after, undefined, undefined, {
+  // Lines shared at both ends (beyond the context shown) are left out of the diff itself: a one-line
+  // change of a half-million-line file is then a diff of a few lines, not of the whole file.
+  const trimmed = trimCommonLines(before, after, CONTEXT_LINES);
+  const patch = before === after ? { hunks: [] } : structuredPatch('a', 'b', trimmed.before, trimmed.after, undefined, undefined, {
     context: CONTEXT_LINES,
     maxEditLength: MAX_EDIT_LENGTH,
   });
+  if (patch) {
+    for (const hunk of patch.hunks) {
+      hunk.oldStart += trimmed.skippedLines;
+      hunk.newStart += trimmed.skippedLines;
+    }
+  }
   if (!patch) return { added: 0, removed: 0, hunks: [], truncated: false, tooLarge: true, noFinalNewline, hidden };
   let added = 0;
   let removed = 0;
