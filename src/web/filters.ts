@@ -12,6 +12,9 @@ import * as nunjucks from 'nunjucks';
  */
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
 
+/** The same characters without tab and newline, for a yes/no test that copies nothing. */
+const HIDDEN_NOT_LAYOUT = /(?![\t\n])[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029\u115F\u1160\u3164\uFFA0]/u;
+
 const NAMES: Record<number, string> = {
   0x200b: 'ZERO WIDTH SPACE', 0x200c: 'ZERO WIDTH NON-JOINER', 0x200d: 'ZERO WIDTH JOINER',
   0x200e: 'LEFT-TO-RIGHT MARK', 0x200f: 'RIGHT-TO-LEFT MARK', 0x202a: 'LEFT-TO-RIGHT EMBEDDING',
@@ -35,10 +38,7 @@ export function codePoint(ch: string): string {
 
 export function hasHidden(text: unknown): boolean {
   if (typeof text !== 'string') return false;
-  HIDDEN.lastIndex = 0;
-  const found = HIDDEN.test(text.replace(/[\t\n]/g, ''));
-  HIDDEN.lastIndex = 0;
-  return found;
+  return HIDDEN_NOT_LAYOUT.test(text);
 }
 
 /**

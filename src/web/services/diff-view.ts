@@ -1,5 +1,5 @@
 import { structuredPatch } from 'diff';
-import { FileDiff, fileDiffs, trimCommonLines } from '../../store/commit-diff';
+import { FileDiff, fileDiffs, oneSidedPatch, trimCommonLines } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import { displayCost, hasHidden } from '../filters';
 import { MAX_PAGE_DIFF_CHARS } from './budget';
@@ -137,8 +137,11 @@ export function compareTexts(before: string, after: string): Comparison {
   const hidden = hasHidden(before) || hasHidden(after);
   // Lines shared at both ends (beyond the context shown) are left out of the diff itself: a one-line
   // change of a half-million-line file is then a diff of a few lines, not of the whole file.
-  const trimmed = trimCommonLines(before, after, CONTEXT_LINES);
-  const patch = before === after ? { hunks: [] } : structuredPatch('a', 'b', trimmed.before, trimmed.after, undefined, undefined, {
+  // An added or deleted file: only the lines shown are split out; the rest are counted.
+  if ((before === '' || after === '') && before !== after) return oneSidedComparison(before, after, noFinalNewline, hidden);
+  const oneSided = oneSidedPatch('a', 'b', before, after);
+  const trimmed = oneSided ? { before: '', after: '', skippedLines: 0 } : trimCommonLines(before, after, CONTEXT_LINES);
+  const patch = before === after ? { hunks: [] } : oneSided ?? structuredPatch('a', 'b', trimmed.before, trimmed.after, undefined, undefined, {
     context: CONTEXT_LINES,
     maxEditLength: MAX_EDIT_LENGTH,
   });
@@ -187,6 +190,34 @@ export function compareTexts(before: string, after: string): Comparison {
     }
   }
   return { added, removed, hunks, truncated, tooLarge: false, noFinalNewline, hidden };
+}
+
+function oneSidedComparison(before: string, after: string, noFinalNewline: boolean, hidden: boolean): Comparison {
+  const text = before || after;
+  const kind: LineKind = before ? 'del' : 'add';
+  const lines: DiffLine[] = [];
+  let count = 0;
+  let from = 0;
+  while (from < text.length) {
+    let end = text.indexOf('\n', from);
+    if (end === -1) end = text.length;
+    count++;
+    if (lines.length < MAX_DIFF_LINES) {
+      const line = text.slice(from, Math.min(end, from + MAX_LINE_CHARS));
+      lines.push({ kind, oldNo: kind === 'del' ? count : null, newNo: kind === 'add' ? count : null, text: line, cut: end - from > MAX_LINE_CHARS });
+    }
+    from = end + 1;
+  }
+  const header = kind === 'add' ? `@@ -1,0 +1,${count} @@` : `@@ -1,${count} +1,0 @@`; // as jsdiff numbers them
+  return {
+    added: kind === 'add' ? count : 0,
+    removed: kind === 'del' ? count : 0,
+    hunks: [{ header, lines, splitRows: pairRows(lines) }],
+    truncated: count > lines.length,
+    tooLarge: false,
+    noFinalNewline,
+    hidden,
+  };
 }
 
 /** Side-by-side rows: context on both sides, each run of removals paired line by line with the additions after it. */

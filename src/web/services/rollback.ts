@@ -76,18 +76,21 @@ export { StaleHeadError };
 /** A rollback outcome as JSON: patches cut to the page's diff budget, and `truncated` saying so. */
 export type BoundedOutcome = RollbackOutcome & { truncated: boolean };
 
-export function boundedOutcome(outcome: RollbackOutcome, chars = MAX_PAGE_DIFF_CHARS): BoundedOutcome {
-  let left = chars;
+export function boundedOutcome(outcome: RollbackOutcome, bytes = MAX_PAGE_DIFF_CHARS / 2): BoundedOutcome {
+  // In bytes of JSON: the patches appear twice (per file and joined), and a character may take 3 bytes.
+  let left = bytes;
   let truncated = false;
   const files = outcome.files.map((file) => {
-    if (file.patch.length <= left) {
-      left -= file.patch.length;
+    const size = Buffer.byteLength(file.patch, 'utf8');
+    if (size <= left) {
+      left -= size;
       return file;
     }
     truncated = true;
-    const cut = left > 0 ? file.patch.slice(0, file.patch.lastIndexOf('\n', left) + 1) : '';
+    const room = Math.floor(left / 3);
+    const cut = room > 0 ? file.patch.slice(0, file.patch.lastIndexOf('\n', room) + 1) : '';
     left = 0;
-    return { ...file, patch: `${cut}\\ memgit: patch cut here (response budget ${chars} characters); run the CLI for the whole diff\n` };
+    return { ...file, patch: `${cut}\\ memgit: patch cut here (response budget); the CLI prints the whole diff\n` };
   });
   return { ...outcome, files, patch: truncated ? files.map((f) => f.patch).join('') : outcome.patch, truncated };
 }
