@@ -19,8 +19,11 @@ jest.setTimeout(300_000);
 const MEMORY_BUDGET_BYTES = 512 * 1024 * 1024;
 /** Bytes of any one response. */
 const RESPONSE_BUDGET_BYTES = 4 * 1024 * 1024;
-/** A light request while heavy pages render (generous: the machine is shared with other work). */
-const LIGHT_REQUEST_MS = 1000;
+/**
+ * A light request while heavy pages render. Generous: the test machine is shared with other work (load
+ * average 15-25 on 2 cores while this was written; the slowest `/` seen then was 1.5 s).
+ */
+const LIGHT_REQUEST_MS = 2000;
 
 const TOKEN = 'hostile-load-operator-token-5150';
 const REVISIONS = 24;
@@ -135,11 +138,13 @@ describe('response budgets', () => {
       expect([url, res.bytes < RESPONSE_BUDGET_BYTES]).toEqual([url, true]);
     }
     const file = await get('/files/zw/f000.md');
-    expect(file.text).toContain('U+200B \u00d7349000'); // one counted mark, not 349,000 spans
+    // The one line is cut at 4,000 characters, and those are one counted mark, not 4,000 spans.
+    expect(file.text).toContain('U+200B \u00d74000');
+    expect(file.text).toContain('Long lines are cut at 4000 characters');
     const session = await get(`/sessions/${ZERO_WIDTH_SESSION}`);
     expect(session.text.match(/U\+200B \u00d7/g)!.length).toBeGreaterThanOrEqual(ZERO_WIDTH_FILES);
     const search = await get('/search?q=a');
-    expect(search.text).toContain('Continue the search from file');
+    expect(search.text).toContain('More lines of this file match'); // big.md: 20 lines shown, not 524,286
     const reset = JSON.parse((await get(`/api/rollback/reset?to=commit:${first}`, bearer)).text) as { truncated: boolean; patch: string };
     expect(reset.truncated).toBe(true);
     expect(reset.patch).toContain('memgit: patch cut here');
@@ -161,10 +166,11 @@ describe('the event loop stays free', () => {
     });
     const light: number[] = [];
     await new Promise((resolve) => setTimeout(resolve, 100));
+    // Every light request sent while heavy pages are still rendering counts, however late it returns.
     while (!heavyDone && light.length < 20) {
       const res = await get('/');
       expect(res.status).toBe(200);
-      if (!heavyDone) light.push(res.ms);
+      light.push(res.ms);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     for (const res of await allHeavy) expect(res.status).toBe(200);
@@ -229,7 +235,7 @@ describe('an id that spells a commit id', () => {
       page.on('pageerror', (e) => errors.push(e.message));
       const session = await page.goto(`${server.url}/sessions/${ZERO_WIDTH_SESSION}`);
       expect(session?.status()).toBe(200);
-      await expect(page.locator('span.ctl', { hasText: 'U+200B ×349000' }).first().isVisible()).resolves.toBe(true);
+      await expect(page.locator('span.ctl', { hasText: 'U+200B ×4000' }).first().isVisible()).resolves.toBe(true);
       const big = await page.goto(`${server.url}/files/big.md`);
       expect(big?.status()).toBe(200);
       await expect(page.locator('p.budget').first().textContent()).resolves.toContain('Blame is not shown');
