@@ -7,12 +7,18 @@
  *   node dist/bench/web-pages.js [commits=10000]       build (or reuse) bench/.cache/web-<commits>
  *   node dist/bench/web-pages.js --store DIR           time the pages of an existing store (e.g. one of
  *                                                      npm run bench's fast-import stores, copied)
+ *   node dist/bench/web-pages.js --hostile             the hostile stores of issue 19 (bench/.cache/web-hostile:
+ *                                                      a 524,287-line file over 60 revisions, 50 files of
+ *                                                      zero-width spaces in one session): each heavy page's
+ *                                                      time and size, and the server's peak memory
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryStore } from '../src/store/memory-store';
 import { startServer } from '../src/web/server';
+import { addBigFile, addZeroWidthFiles, BIG_SESSION, ZERO_WIDTH_SESSION } from '../test/web/hostile-stores';
 
+const HOSTILE = process.argv.includes('--hostile');
 const storeArg = process.argv.indexOf('--store');
 const EXISTING = storeArg === -1 ? null : path.resolve(process.argv[storeArg + 1]);
 const COMMITS = EXISTING ? 0 : Number(process.argv[2] ?? 10_000);
@@ -50,7 +56,52 @@ function stats(ms: number[]): string {
   return `median ${q(0.5).toFixed(1)} ms · p95 ${q(0.95).toFixed(1)} ms · min ${sorted[0].toFixed(1)} · max ${sorted[sorted.length - 1].toFixed(1)}`;
 }
 
+async function hostile(): Promise<void> {
+  const hostileDir = path.resolve(__dirname, '../../bench/.cache/web-hostile');
+  if (!fs.existsSync(path.join(hostileDir, '.git'))) {
+    const began = Date.now();
+    const store = await MemoryStore.open(hostileDir, { fsync: false, log: () => undefined });
+    await addBigFile(store, 60);
+    await addZeroWidthFiles(store, 50);
+    await store.close();
+    process.stderr.write(`built ${hostileDir} in ${((Date.now() - began) / 1000).toFixed(0)} s\n`);
+  }
+  const store = await MemoryStore.open(hostileDir, { fsync: false, log: () => undefined });
+  const server = await startServer({ store, port: 0 });
+  const pages: [string, string][] = [
+    ['file page of the big file (blame over budget)', '/files/big.md'],
+    ['file page of the big file, 6th revision (blamed)', '/files/big.md?at=toolu_big_005'],
+    [`session of ${BIG_SESSION.replace('sess_', '')}: 60 one-line changes of 1 MiB`, `/sessions/${BIG_SESSION}`],
+    ['session of 50 zero-width files', `/sessions/${ZERO_WIDTH_SESSION}`],
+    ['same, JSON', `/api/sessions/${ZERO_WIDTH_SESSION}`],
+    ['a zero-width file', '/files/zw/f000.md'],
+    ['search "a"', '/search?q=a'],
+    ['search U+200B', '/search?q=%E2%80%8B'],
+  ];
+  process.stdout.write('| page | first | warm median | bytes |\n|---|---|---|---|\n');
+  for (const [name, url] of pages) {
+    const first = await timeAndSize(server.url + url);
+    const warm: number[] = [];
+    for (let k = 0; k < 3; k++) warm.push((await timeAndSize(server.url + url)).ms);
+    warm.sort((a, b) => a - b);
+    process.stdout.write(`| ${name} | ${first.ms.toFixed(0)} ms | ${warm[1].toFixed(0)} ms | ${first.bytes} |\n`);
+  }
+  const peak = /^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+  if (peak) process.stdout.write(`peak memory of this process (server and client): ${(Number(peak[1]) / 1024).toFixed(0)} MiB\n`);
+  await server.close();
+  await store.close();
+}
+
+async function timeAndSize(url: string): Promise<{ ms: number; bytes: number }> {
+  const began = process.hrtime.bigint();
+  const res = await fetch(url, { headers: { host: '127.0.0.1' } });
+  const bytes = (await res.arrayBuffer()).byteLength;
+  if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
+  return { ms: Number(process.hrtime.bigint() - began) / 1e6, bytes };
+}
+
 async function main(): Promise<void> {
+  if (HOSTILE) return hostile();
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   const store = await build();
   const server = await startServer({ store, port: 0 });

@@ -15,6 +15,7 @@ export * from './types';
 export { formatSize, numberLines } from './format';
 export { NOT_AN_OBJECT_ERROR, unknownCommandError } from './input';
 export { isValidId, MEMORY_ROOT, resolvePath, toVirtual, type ResolvedPath } from './paths';
+export { isNewId, newIdProblem, OBJECT_ID_LIKE } from './ids';
 export { MemoryTree, applyEdits } from './memory-tree';
 
 export const DEFAULT_CONTRACT_OPTIONS: Readonly<ContractOptions> = Object.freeze({

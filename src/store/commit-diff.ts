@@ -1,4 +1,4 @@
-import { createTwoFilesPatch } from 'diff';
+import { formatPatch, structuredPatch, StructuredPatch } from 'diff';
 import type { HistoryEntry } from './history-index';
 import { MEMORY_ROOT } from './git-reader';
 import type { ObjectStore } from './objects';
@@ -73,7 +73,71 @@ export async function unifiedDiff(objects: ObjectStore, diff: FileDiff, context 
 export function unifiedTextDiff(diff: Pick<FileDiff, 'oldPath' | 'newPath'>, before: string, after: string, context = 3): string {
   const oldName = diff.oldPath ? `a${diff.oldPath}` : '/dev/null';
   const newName = diff.newPath ? `b${diff.newPath}` : '/dev/null';
-  const patch = createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context });
+  // The diff of the lines between the shared head and tail (a one-line change of a 1 MiB file is a
+  // diff of a few lines); the same patch as diffing the whole texts, with the line numbers moved back.
+  const oneSided = oneSidedPatch(oldName, newName, before, after);
+  const trimmed = oneSided ? { before: '', after: '', skippedLines: 0 } : trimCommonLines(before, after, context);
+  const structured = oneSided ?? structuredPatch(oldName, newName, trimmed.before, trimmed.after, undefined, undefined, { context });
+  for (const hunk of structured.hunks) {
+    hunk.oldStart += trimmed.skippedLines;
+    hunk.newStart += trimmed.skippedLines;
+  }
+  const patch = formatPatch(structured);
   // createTwoFilesPatch starts with an "Index:"-less header of ===; keep only the ---/+++ and hunks.
   return patch.split('\n').filter((line) => !line.startsWith('====')).join('\n');
+}
+
+/**
+ * The two texts without the whole lines they share at the start and at the end, keeping `context` of
+ * those lines on each side so the diff shows the same context; `skippedLines` is how many leading lines
+ * were left out (to be added to the line numbers of the hunks).
+ */
+export function trimCommonLines(before: string, after: string, context: number): { before: string; after: string; skippedLines: number } {
+  const shorter = Math.min(before.length, after.length);
+  let same = 0;
+  while (same < shorter && before.charCodeAt(same) === after.charCodeAt(same)) same++;
+  let start = same === 0 ? 0 : before.lastIndexOf('\n', same - 1) + 1; // a line start within the shared prefix
+  for (let k = 0; k < context && start > 0; k++) start = start >= 2 ? before.lastIndexOf('\n', start - 2) + 1 : 0;
+  let tail = 0;
+  const tailRoom = shorter - start;
+  while (tail < tailRoom && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
+  let end = before.length; // in `before`; the shared suffix is cut at a line start
+  if (tail > 0) {
+    const newline = before.indexOf('\n', before.length - tail);
+    if (newline !== -1) {
+      end = newline + 1;
+      for (let k = 0; k < context && end < before.length; k++) {
+        const next = before.indexOf('\n', end);
+        end = next === -1 ? before.length : next + 1;
+      }
+    }
+  }
+  if (start === 0 && end === before.length) return { before, after, skippedLines: 0 };
+  let skippedLines = 0;
+  for (let i = before.indexOf('\n'); i !== -1 && i < start; i = before.indexOf('\n', i + 1)) skippedLines++;
+  const cutAtEnd = before.length - end;
+  return { before: before.slice(start, end), after: after.slice(start, after.length - cutAtEnd), skippedLines };
+}
+
+/**
+ * The patch of a file added (before is '') or deleted (after is ''), built directly: the same as
+ * jsdiff's, without running its edit-distance search over every line (which, for a 1 MiB file of half
+ * a million lines, takes seconds). Null when both sides have content or neither changed.
+ */
+export function oneSidedPatch(oldName: string, newName: string, before: string, after: string): StructuredPatch | null {
+  if ((before !== '' && after !== '') || before === after) return null;
+  const text = before || after;
+  const sign = before ? '-' : '+';
+  const lines = text.split('\n');
+  const endsWithNewline = text.endsWith('\n');
+  if (endsWithNewline) lines.pop();
+  const hunkLines = lines.map((line) => sign + line);
+  if (!endsWithNewline) hunkLines.push('\\ No newline at end of file');
+  return {
+    oldFileName: oldName,
+    newFileName: newName,
+    oldHeader: undefined,
+    newHeader: undefined,
+    hunks: [{ oldStart: 1, oldLines: before ? lines.length : 0, newStart: 1, newLines: after ? lines.length : 0, lines: hunkLines }],
+  };
 }

@@ -72,3 +72,19 @@ export class ReadOnlyStoreError extends MemgitError {
 
 /** A redaction that cannot run as asked: nothing or several things to match, a bad regex, an unknown call. */
 export class RedactionRefusedError extends MemgitError {}
+
+/** A ref that names more than one commit or call (an old store's call id spelling a commit id, a short prefix). */
+export class AmbiguousRefError extends CommitNotFoundError {
+  constructor(
+    ref: string,
+    readonly candidates: { kind: 'commit' | 'call'; commit: string; toolUseId?: string }[],
+  ) {
+    super(ref);
+    const shown = candidates.slice(0, 10);
+    const more = candidates.length - shown.length;
+    const list = shown
+      .map((c) => (c.kind === 'call' ? `call ${c.toolUseId} (commit ${c.commit.slice(0, 12)})` : `commit ${c.commit}`))
+      .join(', ') + (more > 0 ? ` and ${more} more` : '');
+    this.message = `memgit: ${JSON.stringify(ref)} is ambiguous: it names ${list}; say which with commit:<id> or call:<tool_use id>`;
+  }
+}

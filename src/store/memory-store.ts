@@ -4,12 +4,14 @@ import git from 'isomorphic-git';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { runCommand } from '../contract';
 import { isValidId } from '../contract/paths';
+import { newIdProblem } from '../contract/ids';
+import { RefKind, resolveRef } from './resolve-ref';
 import type { CommandOutcome, ContractOptions, TreeEdit } from '../contract/types';
 import { ClientInfo, clientTrailers, CommitMeta, formatCommitMessage } from './commit-message';
 import { DIR_MODE, DurableFs, removeStaleTempFiles, syncDir } from './durable-fs';
 import { inspectStoreDir, NotFinishedError, tightenPermissions, writeMarker } from './store-guard';
 import { classifyFault, describeError, faultText, isApiMisuse } from './fault';
-import { CommitNotFoundError, InvalidToolUseError, NotAStoreError, ReadOnlyStoreError, StoreClosedError, StoreCorruptError } from './errors';
+import { AmbiguousRefError, CommitNotFoundError, InvalidToolUseError, NotAStoreError, ReadOnlyStoreError, StoreClosedError, StoreCorruptError } from './errors';
 import { GitTreeReader, MEMORY_ROOT, toRepoPath } from './git-reader';
 import { HistoryEntry, HistoryIndex, makeEntry } from './history-index';
 import { estimateLooseObjects, GcOptions, GcReport, repack } from './gc';
@@ -244,7 +246,12 @@ export class MemoryStore {
       outcome: null,
     });
     if (!isValidId(id)) return fail(`Error: Invalid tool_use id ${JSON.stringify(id)}`);
+    // Ids that could be read as a commit id, or of only dots, would shadow commits in every lookup.
+    const idProblem = newIdProblem(id);
+    if (idProblem) return fail(`Error: Invalid tool_use id ${JSON.stringify(id)}: ${idProblem}`);
     if (!isValidId(context?.session)) return fail(`Error: Invalid session id ${JSON.stringify(context?.session)}`);
+    const sessionProblem = newIdProblem(context.session);
+    if (sessionProblem) return fail(`Error: Invalid session id ${JSON.stringify(context.session)}: ${sessionProblem}`);
     const input = block.input;
     const command = isRecord(input) ? input.command : undefined;
     if (command !== 'view' && this.readOnly) throw new ReadOnlyStoreError();
@@ -467,23 +474,23 @@ export class MemoryStore {
     this.commitTrees.set(commit, tree);
   }
 
-  /** Resolve a commit id (full or abbreviated, at least 4 hex digits) or a tool_use id to a commit. */
-  async resolve(ref: string): Promise<HistoryEntry> {
+  /**
+   * Resolve a commit id (full or abbreviated, at least 4 hex digits) or a tool_use id to a commit; `kind`
+   * restricts it to one of the two. A ref naming two things is refused (AmbiguousRefError), not guessed.
+   */
+  async resolve(ref: string, kind: RefKind = 'any'): Promise<HistoryEntry> {
     await this.refreshHead();
-    const byToolUse = this.history.byToolUseId(ref);
-    if (byToolUse) return byToolUse;
-    if (/^[0-9a-f]{4,40}$/i.test(ref)) {
-      const lower = ref.toLowerCase();
-      const exact = this.history.get(lower);
-      if (exact) return exact;
-      const matches = this.history.all().filter((e) => e.commit.startsWith(lower));
-      if (matches.length === 1) return matches[0];
+    try {
+      return resolveRef(this.history, ref, kind);
+    } catch (error) {
+      if (error instanceof AmbiguousRefError || !(error instanceof CommitNotFoundError) || kind === 'call') throw error;
       // A commit id from before a redaction (a bookmark, a link) resolves to the commit that replaced it.
-      const moved = await redaction.rewrittenCommit(this.redaction(), lower);
+      const id = ref.replace(/^commit:/, '').toLowerCase();
+      const moved = /^[0-9a-f]{7,40}$/.test(id) ? await redaction.rewrittenCommit(this.redaction(), id) : null;
       const entry = moved && this.history.get(moved.commit);
       if (entry) return entry;
+      throw error;
     }
-    throw new CommitNotFoundError(ref);
   }
 
   /**

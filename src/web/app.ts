@@ -3,11 +3,16 @@ import * as path from 'node:path';
 import express, { Express } from 'express';
 import * as nunjucks from 'nunjucks';
 import type { MemoryStore } from '../store/memory-store';
+import type { OperatorAuth } from './auth';
 import { registerFilters } from './filters';
 import { errorHandler, RouteModule, WebDeps } from './page';
 import { ROUTE_MODULES } from './routes';
 import { hostCheck, securityHeaders } from './security';
 import { createAuditContext, NotFound } from './services/context';
+import { MAX_PAGE_DIFF_CHARS } from './services/budget';
+import { MAX_DIFF_LINES, MAX_LINE_CHARS } from './services/diff-view';
+import { CALLS_PER_PAGE } from './services/sessions';
+import { MAX_SHOWN_CHARS, MAX_SHOWN_LINES } from './services/files';
 
 export interface AppOptions {
   store: MemoryStore;
@@ -17,6 +22,12 @@ export interface AppOptions {
   routes?: RouteModule[];
   /** Where internal errors are reported (default: stderr). */
   log?: (message: string) => void;
+  /** Reading needs the operator login (a UI reachable beyond loopback; startServer decides from the host). */
+  readsNeedLogin?: boolean;
+  /** The URL users reach the UI at; https:// makes cookies Secure and turns HSTS on. */
+  publicUrl?: string;
+  /** The operator login; by default the one of the rollback routes among `routes`. */
+  auth?: OperatorAuth;
 }
 
 /** The directory holding layout.njk, pages/, partials/ and static/ (from src/web or dist/src/web). */
@@ -36,6 +47,12 @@ export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
     lstripBlocks: true,
   });
   registerFilters(env);
+  env.addGlobal('maxShownLines', MAX_SHOWN_LINES);
+  env.addGlobal('maxShownChars', MAX_SHOWN_CHARS);
+  env.addGlobal('maxLineChars', MAX_LINE_CHARS);
+  env.addGlobal('maxDiffLines', MAX_DIFF_LINES);
+  env.addGlobal('maxPageDiffChars', MAX_PAGE_DIFF_CHARS);
+  env.addGlobal('callsPerPage', CALLS_PER_PAGE);
   return env;
 }
 
@@ -49,8 +66,15 @@ export function createApp(options: AppOptions): Express {
   app.set('query parser', 'simple');
   // The JSON twins carry diffs once, as numbered lines; side-by-side pairing is presentation.
   app.set('json replacer', (key: string, value: unknown) => (key === 'splitRows' ? undefined : value));
+  const https = options.publicUrl !== undefined && /^https:\/\//i.test(options.publicUrl);
+  const auth = options.auth ?? options.routes?.map((r) => (r as { operatorAuth?: OperatorAuth }).operatorAuth).find(Boolean);
+  if (https) auth?.configure({ secureCookies: true });
   app.use(hostCheck(options.allowedHosts ?? []));
-  app.use(securityHeaders());
+  app.use(securityHeaders({ https }));
+  if (options.readsNeedLogin) {
+    if (!auth) throw new Error('memgit: reads need the operator login, but no operator token was given');
+    app.use(auth.cookies, auth.readGate());
+  }
   app.use('/static', express.static(path.join(viewsDir, 'static'), { maxAge: '1h', index: false }));
   // Pages read the index; bring it up to date with commits written since (also by other processes).
   app.use(async (_req, _res, next) => {

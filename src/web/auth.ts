@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import cookieParser from 'cookie-parser';
 import { doubleCsrf } from 'csrf-csrf';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 
 /**
  * Operator login and the request checks of every state-changing route:
@@ -11,6 +12,10 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
  * - a CSRF token on every POST: csrf-csrf's double-submit cookie, HMAC-bound to the login session;
  * - Origin / Sec-Fetch-Site: a POST from another site is refused before anything else is read.
  *
+ * - failed logins (form or Bearer) limited per client: LOGIN_FAILURES_ALLOWED per LOGIN_FAILURE_WINDOW_S,
+ *   then 429 until the window has passed (rate-limiter-flexible);
+ * - when the UI is reachable beyond loopback, reading needs the login too (readGate).
+ *
  * The Host check (DNS rebinding) runs for every request in security.ts.
  */
 
@@ -18,12 +23,43 @@ export const SESSION_COOKIE = 'memgit_session';
 export const CSRF_COOKIE = 'memgit_csrf';
 export const CSRF_FIELD = '_csrf';
 export const MIN_TOKEN_LENGTH = 16;
+/** Estimated bits an operator token must carry (a generated token has 192). */
+export const MIN_TOKEN_BITS = 128;
+export const LOGIN_FAILURES_ALLOWED = 10;
+export const LOGIN_FAILURE_WINDOW_S = 15 * 60;
 const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 const MAX_SESSIONS = 1000;
 
 /** A fresh operator token: 192 random bits. */
 export function newOperatorToken(): string {
   return randomBytes(24).toString('base64url');
+}
+
+/**
+ * A conservative estimate of a token's entropy: its length times log2 of the alphabet its characters
+ * come from (hex counts as 16; otherwise lower, upper, digits and others as 26, 26, 10 and 32), and no
+ * credit at all when it repeats a few characters (fewer distinct characters than a third of what a random
+ * string of that length would show).
+ */
+export function estimateTokenBits(token: string): number {
+  const chars = [...token];
+  if (chars.length === 0) return 0;
+  const pool = /^[0-9a-f]+$|^[0-9A-F]+$/.test(token)
+    ? 16
+    : (/[a-z]/.test(token) ? 26 : 0) + (/[A-Z]/.test(token) ? 26 : 0) + (/[0-9]/.test(token) ? 10 : 0) + (/[^a-zA-Z0-9]/.test(token) ? 32 : 0);
+  const distinct = new Set(chars).size;
+  if (distinct < Math.min(pool, chars.length) / 3) return 0;
+  return Math.floor(chars.length * Math.log2(pool));
+}
+
+/** Why `token` may not be the operator token, or null. */
+export function tokenProblem(token: unknown): string | null {
+  if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH) return `the operator token must be at least ${MIN_TOKEN_LENGTH} characters`;
+  const bits = estimateTokenBits(token);
+  if (bits < MIN_TOKEN_BITS) {
+    return `the operator token is too easy to guess (about ${bits} bits; at least ${MIN_TOKEN_BITS} needed): use a random string such as the output of \`openssl rand -base64 24\``;
+  }
+  return null;
 }
 
 /** Constant-time comparison; hashing first makes the lengths equal and hides the token's length. */
@@ -51,19 +87,30 @@ interface LoginSession {
   expires: number;
 }
 
+/** What a token check answered: the right token, a wrong one, or a client that failed too often. */
+export type TokenCheck = { ok: true } | { ok: false; retryAfterS: number | null };
+
+export interface OperatorAuthOptions {
+  /** Mark cookies Secure (the UI is served over HTTPS, e.g. behind a TLS proxy). */
+  secureCookies?: boolean;
+}
+
 export class OperatorAuth {
   private readonly sessions = new Map<string, LoginSession>();
   private readonly csrfSecret = randomBytes(32).toString('base64url');
   private readonly csrf;
+  private readonly failures = new RateLimiterMemory({ points: LOGIN_FAILURES_ALLOWED, duration: LOGIN_FAILURE_WINDOW_S });
+  private secure: boolean;
   readonly cookies: RequestHandler = cookieParser();
 
   constructor(
     private readonly token: string,
     private readonly now: () => number = Date.now,
+    options: OperatorAuthOptions = {},
   ) {
-    if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH) {
-      throw new Error(`memgit: the operator token must be at least ${MIN_TOKEN_LENGTH} characters`);
-    }
+    const problem = tokenProblem(token);
+    if (problem) throw new Error(`memgit: ${problem}`);
+    this.secure = options.secureCookies ?? false;
     this.csrf = doubleCsrf({
       getSecret: () => this.csrfSecret,
       // Before login the token is bound to no session; logging in changes the cookie, so tokens rotate.
@@ -78,13 +125,38 @@ export class OperatorAuth {
     });
   }
 
+  configure(options: OperatorAuthOptions): void {
+    if (options.secureCookies !== undefined) this.secure = options.secureCookies;
+  }
+
+  get secureCookies(): boolean {
+    return this.secure;
+  }
+
   checkToken(given: unknown): boolean {
     return tokensMatch(given, this.token);
   }
 
+  /**
+   * Check a token a client sent (login form or Bearer), counting failures per client address: past
+   * LOGIN_FAILURES_ALLOWED in the window, the client is refused without its token being looked at.
+   */
+  async checkTokenFrom(req: Request, given: unknown): Promise<TokenCheck> {
+    const key = clientKey(req);
+    const record = await this.failures.get(key);
+    if (record && record.consumedPoints >= LOGIN_FAILURES_ALLOWED) return { ok: false, retryAfterS: Math.ceil(record.msBeforeNext / 1000) };
+    if (tokensMatch(given, this.token)) return { ok: true };
+    try {
+      await this.failures.consume(key);
+      return { ok: false, retryAfterS: null };
+    } catch (rejected) {
+      return { ok: false, retryAfterS: Math.ceil(((rejected as { msBeforeNext?: number }).msBeforeNext ?? LOGIN_FAILURE_WINDOW_S * 1000) / 1000) };
+    }
+  }
+
   /** The CSRF token to embed in a form (also sets its cookie). */
   csrfToken(req: Request, res: Response): string {
-    return this.csrf.generateCsrfToken(req, res);
+    return this.csrf.generateCsrfToken(req, res, { cookieOptions: { sameSite: 'strict', path: '/', secure: this.secure, httpOnly: true } });
   }
 
   validCsrf(req: Request): boolean {
@@ -97,13 +169,13 @@ export class OperatorAuth {
     this.prune();
     const id = randomBytes(32).toString('base64url');
     this.sessions.set(id, { operator, expires: this.now() + SESSION_TTL_MS });
-    res.cookie(SESSION_COOKIE, id, { httpOnly: true, sameSite: 'strict', path: '/', secure: false, maxAge: SESSION_TTL_MS });
+    res.cookie(SESSION_COOKIE, id, { httpOnly: true, sameSite: 'strict', path: '/', secure: this.secure, maxAge: SESSION_TTL_MS });
   }
 
   logout(req: Request, res: Response): void {
     const id = req.cookies?.[SESSION_COOKIE];
     if (typeof id === 'string') this.sessions.delete(id);
-    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    res.clearCookie(SESSION_COOKIE, { path: '/', secure: this.secure, httpOnly: true, sameSite: 'strict' });
   }
 
   /** The operator of this request's login session, if it is live. */
@@ -119,11 +191,46 @@ export class OperatorAuth {
     return session.operator;
   }
 
+  /**
+   * Reading needs the operator (a live login session or a Bearer token): for a UI reachable beyond
+   * loopback. The login page, logout and static files stay open; pages redirect to the login, the JSON
+   * API answers 401.
+   */
+  readGate(): RequestHandler {
+    return async (req, res, next) => {
+      if (req.path === '/login' || req.path === '/logout' || req.path.startsWith('/static/')) return next();
+      if (this.sessionOperator(req)) return next();
+      const bearer = bearerToken(req);
+      const api = req.path === '/api' || req.path.startsWith('/api/');
+      if (bearer !== null) {
+        const check = await this.checkTokenFrom(req, bearer);
+        if (check.ok) return next();
+        if (check.retryAfterS !== null) return tooManyFailures(res, check.retryAfterS, api);
+        return res.status(401).json({ error: 'wrong operator token', status: 401 });
+      }
+      if (api) return res.status(401).json({ error: 'this server is reachable beyond loopback: log in as the operator, or send Authorization: Bearer <operator token>', status: 401 });
+      res.redirect(303, `/login?next=${encodeURIComponent(req.originalUrl)}`);
+    };
+  }
+
   private prune(): void {
     const now = this.now();
     for (const [id, s] of this.sessions) if (s.expires <= now) this.sessions.delete(id);
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
   }
+}
+
+/** Failures are counted per client address (the socket's; memgit trusts no forwarding header). */
+function clientKey(req: Request): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** 429 with Retry-After, for a client that failed to log in too often. */
+export function tooManyFailures(res: Response, retryAfterS: number, api: boolean): void {
+  const message = `too many failed logins from this address; try again in ${retryAfterS} s`;
+  res.status(429).set('Retry-After', String(retryAfterS));
+  if (api) res.json({ error: message, status: 429 });
+  else res.type('text/plain').send(`memgit: ${message}\n`);
 }
 
 /** The bearer token of an `Authorization: Bearer …` header, if any. */

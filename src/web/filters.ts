@@ -12,6 +12,9 @@ import * as nunjucks from 'nunjucks';
  */
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
 
+/** The same characters without tab and newline, for a yes/no test that copies nothing. */
+const HIDDEN_NOT_LAYOUT = /(?![\t\n])[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029\u115F\u1160\u3164\uFFA0]/u;
+
 const NAMES: Record<number, string> = {
   0x200b: 'ZERO WIDTH SPACE', 0x200c: 'ZERO WIDTH NON-JOINER', 0x200d: 'ZERO WIDTH JOINER',
   0x200e: 'LEFT-TO-RIGHT MARK', 0x200f: 'RIGHT-TO-LEFT MARK', 0x202a: 'LEFT-TO-RIGHT EMBEDDING',
@@ -35,34 +38,72 @@ export function codePoint(ch: string): string {
 
 export function hasHidden(text: unknown): boolean {
   if (typeof text !== 'string') return false;
-  HIDDEN.lastIndex = 0;
-  const found = HIDDEN.test(text.replace(/[\t\n]/g, ''));
-  HIDDEN.lastIndex = 0;
-  return found;
+  return HIDDEN_NOT_LAYOUT.test(text);
 }
 
 /**
  * Text made safe and honest for display: HTML-escaped, invisible characters shown as marked code points,
- * and (optionally) case-insensitive matches of `highlight` wrapped in <mark>.
+ * and (optionally) case-insensitive matches of `highlight` wrapped in <mark>. A run of the same invisible
+ * character is one mark with a count ("U+200B ×3999"), so a file of zero-width spaces cannot blow a page
+ * up twenty-fold.
  */
 export function visible(text: unknown, highlight?: string): nunjucks.runtime.SafeString {
   const input = text === null || text === undefined ? '' : String(text);
   let out = '';
   let last = 0;
+  let run: { ch: string; count: number } | null = null;
   const flush = (chunk: string) => {
     out += highlight ? markMatches(chunk, highlight) : escape(chunk);
+  };
+  const endRun = () => {
+    if (!run) return;
+    out += markHidden(run.ch, run.count);
+    run = null;
   };
   for (const match of input.matchAll(HIDDEN)) {
     const ch = match[0];
     if (ch === '\t' || ch === '\n') continue; // layout characters, left in the text
-    flush(input.slice(last, match.index));
-    const cp = codePoint(ch);
-    const name = NAMES[ch.codePointAt(0)!];
-    out += `<span class="ctl" title="${escape(name ? `${cp} ${name}` : `${cp} (invisible or control character)`)}">${cp}</span>`;
-    last = match.index! + ch.length;
+    const index = match.index!;
+    if (run && index === last && run.ch === ch) {
+      run.count++;
+    } else {
+      endRun();
+      flush(input.slice(last, index));
+      run = { ch, count: 1 };
+    }
+    last = index + ch.length;
   }
+  endRun();
   flush(input.slice(last));
   return new nunjucks.runtime.SafeString(out);
+}
+
+/**
+ * What a text costs on a page, in characters of output: its length, plus the markup of each invisible
+ * character (a run of one character is one mark). Budgets of diffs and files are counted in this unit.
+ */
+export function displayCost(text: string): number {
+  let cost = text.length;
+  let last = -2;
+  let prev = '';
+  for (const match of text.matchAll(HIDDEN)) {
+    const ch = match[0];
+    if (ch === '\t' || ch === '\n') continue;
+    if (!(match.index === last && ch === prev)) cost += MARK_COST;
+    last = match.index! + ch.length;
+    prev = ch;
+  }
+  return cost;
+}
+
+const MARK_COST = 96;
+
+function markHidden(ch: string, count: number): string {
+  const cp = codePoint(ch);
+  const name = NAMES[ch.codePointAt(0)!];
+  const label = count > 1 ? `${cp} \u00d7${count}` : cp;
+  const title = `${name ? `${cp} ${name}` : `${cp} (invisible or control character)`}${count > 1 ? `, ${count} in a row` : ''}`;
+  return `<span class="ctl" title="${escape(title)}">${label}</span>`;
 }
 
 function markMatches(chunk: string, highlight: string): string {

@@ -42,8 +42,11 @@ export function renderHtml(res: Response, deps: WebDeps, view: string, model: ob
 export function errorHandler(deps: WebDeps, log: (message: string) => void) {
   return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent) return next(error);
-    const status = error instanceof NotFound ? 404 : error instanceof BadRequest ? 400 : 500;
-    const message = status === 500 ? 'Something went wrong while reading the store.' : (error as Error).message;
+    // The router marks a URL it cannot decode (`/files/%`) with status 400: the client's mistake, not ours.
+    const malformedUrl = error instanceof URIError || (error as { status?: unknown })?.status === 400;
+    const status = error instanceof NotFound ? 404 : error instanceof BadRequest || malformedUrl ? 400 : 500;
+    const message =
+      status === 500 ? 'Something went wrong while reading the store.' : malformedUrl && !(error instanceof BadRequest) ? 'malformed percent-encoding in the URL' : (error as Error).message;
     if (status === 500) log(`${req.method} ${req.path}: ${(error as Error)?.stack ?? String(error)}`);
     res.status(status);
     if (req.path.startsWith('/api/') || req.path === '/api') {

@@ -6,9 +6,14 @@ import helmet from 'helmet';
  * login and CSRF checks beside these, in this module.
  */
 
-/** A strict CSP: only same-origin scripts and styles, no inline code of any kind, no framing. */
-export function securityHeaders() {
+/**
+ * A strict CSP: only same-origin scripts and styles, no inline code of any kind, no framing. HSTS only
+ * when the UI is served over HTTPS (`https`: its public URL is https://); over plain HTTP the header
+ * means nothing, and on a loopback name it would pin a browser to HTTPS for every local port.
+ */
+export function securityHeaders(options: { https?: boolean } = {}) {
   return helmet({
+    strictTransportSecurity: options.https ? { maxAge: 180 * 24 * 60 * 60, includeSubDomains: false } : false,
     contentSecurityPolicy: {
       useDefaults: false,
       directives: {
@@ -31,6 +36,33 @@ export function securityHeaders() {
 }
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** Whether binding to `host` keeps the server on this machine (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || /^::ffff:127(\.\d{1,3}){3}$/.test(h);
+}
+
+/**
+ * Who may read, for a server bound to `host` with this public URL: beyond loopback, reading needs the
+ * operator login (anyone who can reach the port could otherwise read all memory, whatever Host they send).
+ */
+export interface AccessPolicy {
+  readsNeedLogin: boolean;
+  https: boolean;
+}
+
+export function accessPolicy(options: { host: string; publicUrl?: string; readsNeedLogin?: boolean }): AccessPolicy {
+  const https = options.publicUrl !== undefined && /^https:\/\//i.test(options.publicUrl);
+  return { readsNeedLogin: options.readsNeedLogin ?? !isLoopbackHost(options.host), https };
+}
+
+/** The line `memgit serve` prints about access. */
+export function accessNotice(policy: AccessPolicy, url: string): string {
+  return policy.readsNeedLogin
+    ? `reachable beyond loopback: reading needs the operator login (${url}/login) or Authorization: Bearer <operator token>`
+    : 'loopback only: reading needs no login; rollbacks need the operator login';
+}
 
 /** The host name of a Host header, lower-cased, without its port (IPv6 literals keep their brackets). */
 export function hostName(header: string | undefined): string | null {

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { MemoryStore } from '../store/memory-store';
 import { createApp, AppOptions } from './app';
+import { accessNotice, accessPolicy } from './security';
 
 export interface ServerOptions extends Omit<AppOptions, 'store'> {
   store: MemoryStore;
@@ -15,6 +16,10 @@ export interface RunningServer {
   url: string;
   host: string;
   port: number;
+  /** Reading needs the operator login (bound beyond loopback, unless readsNeedLogin said otherwise). */
+  readsNeedLogin: boolean;
+  /** One line for the start-up output: who may read. */
+  accessNotice: string;
   /** Stop accepting connections and close idle ones. The store stays open (it belongs to the caller). */
   close: () => Promise<void>;
 }
@@ -23,7 +28,8 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const allowedHosts = [...(options.allowedHosts ?? []), host];
-  const app = createApp({ ...options, allowedHosts });
+  const policy = accessPolicy({ host, publicUrl: options.publicUrl, readsNeedLogin: options.readsNeedLogin });
+  const app = createApp({ ...options, allowedHosts, readsNeedLogin: policy.readsNeedLogin });
   const server = await new Promise<import('node:http').Server>((resolve, reject) => {
     const s = app.listen(options.port ?? 3000, host, (error?: Error) => (error ? reject(error) : resolve(s)));
     s.once('error', reject);
@@ -37,6 +43,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url: `http://${urlHost}:${port}`,
     host,
     port,
+    readsNeedLogin: policy.readsNeedLogin,
+    accessNotice: accessNotice(policy, options.publicUrl?.replace(/\/+$/, '') ?? `http://${urlHost}:${port}`),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

@@ -132,12 +132,12 @@ describe('audit UI in Chromium', () => {
     const page = await open('/files/projects/atlas-v2.md');
     const row = page.locator('tr', { hasText: 'owner: Dana (since 2024)' });
     await row.locator('td.gutter a.id').click(); // 1: the call that wrote the line
-    await page.waitForURL(`**/commits/${fixture.ids.afterRename}`);
+    await page.waitForURL(`**/calls/${fixture.ids.afterRename}`);
     await shot(page, 'commit');
     await page.locator('dd a.session').click(); // 2: its session
     await page.waitForURL('**/sessions/sess_20261202T110000_brav');
     await page.locator(`#step-3 a.id`).click(); // 3: back to the call within the session's story
-    await page.waitForURL(`**/commits/${fixture.ids.afterRename}`);
+    await page.waitForURL(`**/calls/${fixture.ids.afterRename}`);
     await page.close();
   });
 
@@ -286,16 +286,16 @@ describe('the demo store (the README screenshots)', () => {
     // The trail an operator follows: the file, the line's call in the blame gutter, the call's session.
     await go('/files/customers/acme-logistics/profile.md', 'file-blame');
     const line = page.locator('table.blame tr', { hasText: 'pre-approved' }).first();
-    const gutterCall = page.locator('table.blame tr.run-start', { has: page.locator(`a.id[href="/commits/${INJECTED_TOOL_USE_ID}"]`) });
+    const gutterCall = page.locator('table.blame tr.run-start', { has: page.locator(`a.id[href="/calls/${INJECTED_TOOL_USE_ID}"]`) });
     expect(await gutterCall.count()).toBe(1);
     expect(await line.count()).toBe(1);
     await gutterCall.locator('a.id').click(); // click 1
-    await page.waitForURL(`**/commits/${INJECTED_TOOL_USE_ID}`);
+    await page.waitForURL(`**/calls/${INJECTED_TOOL_USE_ID}`);
     await expect(page.locator('main').innerText()).resolves.toContain('pre-approved');
     await shot(page, 'commit', DOC_SHOTS);
     await page.locator('dd a.session').click(); // click 2
     await page.waitForURL(`**/sessions/${INJECTED_SESSION}`);
-    await expect(page.locator(`li.step a.id[href="/commits/${INJECTED_TOOL_USE_ID}"]`).count()).resolves.toBe(1);
+    await expect(page.locator(`li.step a.id[href="/calls/${INJECTED_TOOL_USE_ID}"]`).count()).resolves.toBe(1);
     await shot(page, 'session', DOC_SHOTS);
     await page.close();
   });

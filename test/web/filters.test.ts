@@ -2,7 +2,7 @@ import { encodePath, relativeTime, url, visible } from '../../src/web/filters';
 import { compareTexts, MAX_DIFF_LINES, MAX_LINE_CHARS, pairRows } from '../../src/web/services/diff-view';
 import { advance } from '../../src/web/services/files';
 import { hostName } from '../../src/web/security';
-import { LruCache } from '../../src/web/services/context';
+import { blameStateBytes, CACHE_BUDGETS, createAuditContext, LruCache, stringBytes } from '../../src/web/services/context';
 
 describe('visible', () => {
   it('escapes markup and marks invisible and bidi characters', () => {
@@ -69,6 +69,45 @@ describe('blame step', () => {
     const third = advance(second, ['d'], 'c3');
     expect(third.origins).toEqual(['c2']);
   });
+
+  it('carries the shared head and tail of a long file past the diff', () => {
+    const lines = Array.from({ length: 200_001 }, () => 'a');
+    lines[100_000] = 'm0';
+    const first = advance({ lines: [], origins: [] }, lines, 'c1');
+    const next = [...lines];
+    next[100_000] = 'm1';
+    next.push('tail');
+    const second = advance(first, next, 'c2');
+    expect(second.origins).toHaveLength(200_002);
+    expect(second.origins[100_000]).toBe('c2');
+    expect(second.origins[200_001]).toBe('c2');
+    expect(second.origins.filter((o) => o === 'c1')).toHaveLength(200_000);
+    // Too many edits for the diff's bound: the changed middle goes to the new commit, the ends keep theirs.
+    const churn = [...next];
+    for (let k = 1000; k < 9000; k++) churn[k] = `x${k}`;
+    const third = advance(second, churn, 'c3');
+    expect(third.origins.slice(0, 1000).every((o) => o === 'c1')).toBe(true);
+    expect(third.origins.slice(1000, 9000).every((o) => o === 'c3')).toBe(true);
+    expect(third.origins[200_001]).toBe('c2');
+    expect(third.origins).toHaveLength(200_002);
+  });
+});
+
+describe('runs of invisible characters', () => {
+  it('collapses a run of the same code point into one counted mark', () => {
+    const html = visible('a' + '\u200B'.repeat(3999) + 'b\u202E\u202Ec').toString();
+    expect(html).toBe(
+      'a<span class="ctl" title="U+200B ZERO WIDTH SPACE, 3999 in a row">U+200B \u00d73999</span>b' +
+        '<span class="ctl" title="U+202E RIGHT-TO-LEFT OVERRIDE, 2 in a row">U+202E \u00d72</span>c',
+    );
+  });
+
+  it('keeps a megabyte of zero-width spaces within a few hundred bytes of markup', () => {
+    const text = '\u200B'.repeat(1024 * 1024);
+    expect(visible(text).toString().length).toBeLessThan(200);
+    // Different characters in a row stay distinct marks.
+    expect(visible('\u200B\u200C\u200B').toString().match(/class="ctl"/g)).toHaveLength(3);
+  });
 });
 
 describe('LruCache', () => {
@@ -87,5 +126,28 @@ describe('LruCache', () => {
     byWeight.set('huge', '12345678901');
     expect(byWeight.get('huge')).toBeUndefined();
     expect(byWeight.get('y')).toBe('1234');
+  });
+});
+
+describe('cache budgets', () => {
+  it('never stores an entry above the per-entry cap, and keeps the total under its budget', () => {
+    const cache = new LruCache<string, string>(1000, stringBytes, 1000, 300);
+    cache.set('big', 'x'.repeat(200)); // 424 estimated bytes > 300
+    expect(cache.get('big')).toBeUndefined();
+    for (let k = 0; k < 50; k++) cache.set(`k${k}`, 'y'.repeat(100));
+    expect(cache.weight).toBeLessThanOrEqual(1000);
+    expect(cache.get('k49')).toBe('y'.repeat(100));
+    expect(cache.get('k0')).toBeUndefined();
+  });
+
+  it('weighs a blame state by its lines, so a state of a huge file is not cached', () => {
+    const lines = Array.from({ length: 300_000 }, (_, k) => `line ${k}`);
+    const state = { lines, origins: lines.map(() => 'c'.repeat(40)) };
+    expect(blameStateBytes(state)).toBeGreaterThan(CACHE_BUDGETS.blames.entry);
+    const ctx = createAuditContext({} as never);
+    ctx.blames.set('huge', state);
+    expect(ctx.blames.get('huge')).toBeUndefined();
+    ctx.blames.set('small', { lines: lines.slice(0, 10), origins: state.origins.slice(0, 10) });
+    expect(ctx.blames.get('small')?.lines).toHaveLength(10);
   });
 });

@@ -185,7 +185,7 @@ describe('the actions', () => {
     expect(stale.status).toBe(409);
     expect(stale.text).toContain('The memory changed since your preview');
     expect(stale.text).toContain('Conflicts: nothing will be written');
-    expect(stale.text).toContain('href="/commits/toolu_later"');
+    expect(stale.text).toContain('href="/calls/toolu_later"');
     expect(head()).toBe(before);
   });
 

@@ -31,7 +31,7 @@ function serve(env: NodeJS.ProcessEnv): Promise<{ url: string; stdout: () => str
   return new Promise((resolve, reject) => {
     child.stdout.on('data', () => {
       const match = /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
-      if (match && (env.MEMGIT_TOKEN || /operator token/.test(out))) resolve({ url: match[1], stdout: () => out, stop });
+      if (match && /reading needs/.test(out) && (env.MEMGIT_TOKEN || /operator token/.test(out))) resolve({ url: match[1], stdout: () => out, stop });
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
   });
@@ -59,17 +59,28 @@ it('prints a fresh token at start-up; the JSON API accepts it and refuses others
   }
 });
 
-it('uses MEMGIT_TOKEN without printing it, and refuses a short one', async () => {
+it('uses MEMGIT_TOKEN without printing it, and refuses a short or guessable one', async () => {
   const token = 'env-token-for-the-operator-0001';
   const server = await serve({ ...process.env, MEMGIT_TOKEN: token });
   try {
     expect(server.stdout()).not.toContain(token);
-    const res = await fetch(`${server.url}/api/rollback/revert?ref=toolu_01`);
-    expect(res.status).toBe(200); // a preview: read-only, no login needed
+    expect(server.stdout()).toContain('memgit: loopback only: reading needs no login; rollbacks need the operator login');
+    // A preview shows memory, so it needs the operator like its HTML page.
+    expect((await fetch(`${server.url}/api/rollback/revert?ref=toolu_01`)).status).toBe(401);
+    const res = await fetch(`${server.url}/api/rollback/revert?ref=toolu_01`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
   } finally {
     await server.stop();
   }
-  const short = spawnSync(process.execPath, [CLI_MAIN, 'serve', '--repo', store.dir, '--port', '0'], { env: { ...process.env, MEMGIT_TOKEN: 'short' }, encoding: 'utf8' });
+  const refused = (value: string) =>
+    spawnSync(process.execPath, [CLI_MAIN, 'serve', '--repo', store.dir, '--port', '0'], { env: { ...process.env, MEMGIT_TOKEN: value }, encoding: 'utf8' });
+  const short = refused('short');
   expect(short.status).toBe(1);
-  expect(short.stderr).toContain('MEMGIT_TOKEN must be at least 16 characters');
+  expect(short.stderr).toContain('MEMGIT_TOKEN: the operator token must be at least 16 characters');
+  for (const weak of ['aaaaaaaaaaaaaaaa', 'abababababababababababababab', '0123456789abcdef']) {
+    const result = refused(weak);
+    expect([weak, result.status]).toEqual([weak, 1]);
+    expect(result.stderr).toMatch(/MEMGIT_TOKEN: the operator token is too easy to guess \(about \d+ bits; at least 128 needed\)/);
+  }
 });

@@ -181,7 +181,8 @@ describe('tree, sessions and search', () => {
 
   it('finds text in the current memory and the calls that introduced it', async () => {
     const res = (await get('/api/search?q=DANA (since')).body;
-    expect(res.files).toEqual([{ rel: 'projects/atlas-v2.md', pathMatch: false, lines: [{ no: 2, text: 'owner: Dana (since 2024)' }] }]);
+    expect(res.files).toEqual([{ rel: 'projects/atlas-v2.md', pathMatch: false, moreLines: false, lines: [{ no: 2, text: 'owner: Dana (since 2024)', cutBefore: false, cutAfter: false }] }]);
+    expect(res.stoppedBy).toBeNull();
     expect(res.history.rows.map((r: { toolUseId: string }) => r.toolUseId)).toEqual([fixture.ids.afterRename]);
   });
 });

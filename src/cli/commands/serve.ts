@@ -27,13 +27,14 @@ export function registerServe(program: Command): void {
 export async function serveUntilStopped(store: MemoryStore, options: { host: string; port: number; command: string }): Promise<RunningServer> {
   // The web stack loads only when a server starts, so the CLI's other commands start faster.
   const { startServer } = require('../../web/server') as typeof import('../../web/server');
-  const { MIN_TOKEN_LENGTH, newOperatorToken } = require('../../web/auth') as typeof import('../../web/auth');
+  const { newOperatorToken, tokenProblem } = require('../../web/auth') as typeof import('../../web/auth');
   const { rollbackRoutes } = require('../../web/routes/rollback') as typeof import('../../web/routes/rollback');
   // State-changing routes (rollback) need this token: MEMGIT_TOKEN, or a fresh one printed below.
   const fromEnv = process.env.MEMGIT_TOKEN;
-  if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH) {
+  const problem = fromEnv === undefined ? null : tokenProblem(fromEnv);
+  if (problem) {
     await store.close();
-    fail(`MEMGIT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`);
+    fail(`MEMGIT_TOKEN: ${problem}`);
   }
   const token = fromEnv ?? newOperatorToken();
   let server: RunningServer;
@@ -46,6 +47,7 @@ export async function serveUntilStopped(store: MemoryStore, options: { host: str
   // Registered as the store's holder while serving, so that `memgit demo` never rebuilds it meanwhile.
   const unregister = await registerHolder(store.gitdir, { command: options.command, url: server.url });
   process.stdout.write(`memgit: audit UI for ${store.dir} at ${server.url}/ (Ctrl-C to stop)\n`);
+  process.stdout.write(`memgit: ${server.accessNotice}\n`);
   if (fromEnv === undefined) process.stdout.write(`memgit: operator token (log in at ${server.url}/login to revert or restore): ${token}\n`);
   const stop = async () => {
     await server.close();

@@ -105,10 +105,21 @@ async function readAll(source: BlameSource, oids: (string | null)[]): Promise<st
 
 /** Pure: carry unchanged lines' origins over, attribute added lines to `commit`. */
 export function advance(previous: BlameState, lines: string[], commit: string): BlameState {
-  const changes = diffArrays(previous.lines, lines, { maxEditLength: BLAME_MAX_EDIT_LENGTH });
-  if (!changes) return { lines, origins: lines.map(() => commit) };
-  const origins: string[] = [];
-  let oldIndex = 0;
+  // Lines shared at both ends keep their origins without going through the diff: a one-line change
+  // of a half-million-line file costs one scan instead of a diff of the whole file.
+  const old = previous.lines;
+  let head = 0;
+  while (head < old.length && head < lines.length && old[head] === lines[head]) head++;
+  let tail = 0;
+  while (tail < old.length - head && tail < lines.length - head && old[old.length - 1 - tail] === lines[lines.length - 1 - tail]) tail++;
+  const changes = diffArrays(old.slice(head, old.length - tail), lines.slice(head, lines.length - tail), { maxEditLength: BLAME_MAX_EDIT_LENGTH });
+  const origins: string[] = previous.origins.slice(0, head);
+  if (!changes) {
+    for (let k = head; k < lines.length - tail; k++) origins.push(commit);
+    for (let k = old.length - tail; k < old.length; k++) origins.push(previous.origins[k]);
+    return { lines, origins };
+  }
+  let oldIndex = head;
   for (const change of changes) {
     if (change.removed) {
       oldIndex += change.count;
@@ -119,5 +130,6 @@ export function advance(previous: BlameState, lines: string[], commit: string): 
       oldIndex += change.count;
     }
   }
+  for (let k = old.length - tail; k < old.length; k++) origins.push(previous.origins[k]);
   return { lines, origins };
 }

@@ -6,7 +6,11 @@ export const filesRoutes: RouteModule = (router, deps) => {
   registerPage(router, deps, {
     path: '/files/*path',
     view: 'pages/file.njk',
-    load: async (req, ctx) => ({ ...(await filePage(ctx, wildcardPath(req), queryString(req, 'at'))), blame: req.query.blame !== '0' }),
+    load: async (req, ctx) => {
+      const wantBlame = req.query.blame !== '0';
+      const page = await filePage(ctx, wildcardPath(req), queryString(req, 'at'), { blame: wantBlame });
+      return { ...page, blame: wantBlame && page.blamed };
+    },
     title: (m) => m.path,
   });
   registerPage(router, deps, {

@@ -1,10 +1,10 @@
 import express, { Request, Response, Router } from 'express';
 import { isValidId } from '../../contract/paths';
 import { oneLine } from '../../store/commit-message';
-import { bearerToken, CSRF_FIELD, OperatorAuth, sameOriginOnly } from '../auth';
+import { bearerToken, CSRF_FIELD, OperatorAuth, sameOriginOnly, tooManyFailures } from '../auth';
 import { renderHtml, RouteModule, WebDeps } from '../page';
 import { BadRequest } from '../services/context';
-import { actionParams, confirmModel, describe, parseAction, RollbackAction, runAction, StaleHeadError } from '../services/rollback';
+import { actionParams, boundedOutcome, confirmModel, describe, parseAction, RollbackAction, runAction, StaleHeadError } from '../services/rollback';
 
 /**
  * The state-changing routes: operator login, and the four rollback actions as a confirmation page
@@ -15,14 +15,19 @@ import { actionParams, confirmModel, describe, parseAction, RollbackAction, runA
 export interface RollbackRouteOptions {
   /** The operator token (printed by `memgit serve`, or MEMGIT_TOKEN). */
   token: string;
+  /** Mark cookies Secure (the public URL is HTTPS); createApp also sets this from its publicUrl. */
+  secureCookies?: boolean;
 }
+
+/** The rollback routes, carrying the login they check (createApp uses it for the read gate). */
+export type RollbackRouteModule = RouteModule & { operatorAuth: OperatorAuth };
 
 const BODY_LIMIT = '16kb';
 const MAX_REASON_LENGTH = 200;
 
-export function rollbackRoutes(options: RollbackRouteOptions): RouteModule {
-  const auth = new OperatorAuth(options.token);
-  return (router: Router, deps: WebDeps) => {
+export function rollbackRoutes(options: RollbackRouteOptions): RollbackRouteModule {
+  const auth = new OperatorAuth(options.token, Date.now, { secureCookies: options.secureCookies });
+  const module: RouteModule = (router: Router, deps: WebDeps) => {
     deps.views.addGlobal('rollbackEnabled', true);
     const refuse = (req: Request, res: Response, status: number, message: string) => {
       res.status(status);
@@ -31,7 +36,8 @@ export function rollbackRoutes(options: RollbackRouteOptions): RouteModule {
     };
     const bodies = [express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 20 }), express.json({ limit: BODY_LIMIT })];
     const guarded = ['/login', '/logout', '/rollback', '/api/rollback'];
-    for (const prefix of guarded) router.use(prefix, auth.cookies, sameOriginOnly(refuse));
+    // These pages carry the CSRF token or memory: no cache (browser or proxy) keeps them.
+    for (const prefix of guarded) router.use(prefix, noStore, auth.cookies, sameOriginOnly(refuse));
 
     const csrfChecked = (handler: (req: Request, res: Response) => Promise<void> | void) => async (req: Request, res: Response) => {
       if (!auth.validCsrf(req)) return refuse(req, res, 403, 'missing or invalid CSRF token; reload the page and try again');
@@ -42,10 +48,15 @@ export function rollbackRoutes(options: RollbackRouteOptions): RouteModule {
       renderHtml(res, deps, 'pages/rollback-login.njk', loginModel(req, res, auth), req);
     });
 
-    router.post('/login', ...bodies, csrfChecked((req, res) => {
+    router.post('/login', ...bodies, csrfChecked(async (req, res) => {
       const body = req.body as Record<string, unknown>;
       const name = typeof body.operator === 'string' ? body.operator.trim() : '';
-      if (!auth.checkToken(body.token)) {
+      const check = await auth.checkTokenFrom(req, body.token);
+      if (!check.ok && check.retryAfterS !== null) {
+        res.status(429).set('Retry-After', String(check.retryAfterS));
+        return renderHtml(res, deps, 'pages/rollback-login.njk', { ...loginModel(req, res, auth), error: `Too many failed logins from this address; try again in ${check.retryAfterS} seconds.` }, req);
+      }
+      if (!check.ok) {
         res.status(401);
         return renderHtml(res, deps, 'pages/rollback-login.njk', { ...loginModel(req, res, auth), error: 'That is not the operator token.' }, req);
       }
@@ -92,10 +103,18 @@ export function rollbackRoutes(options: RollbackRouteOptions): RouteModule {
       })(req, res);
     });
 
-    // JSON twins. GET previews like the pages (read-only); POST acts, dryRun:true previews.
+    // JSON twins. GET previews like the pages (read-only, but only for the operator, as the pages); POST
+    // acts, dryRun:true previews.
     router.get('/api/rollback/:kind', async (req, res) => {
+      if (!auth.sessionOperator(req)) {
+        const bearer = bearerToken(req);
+        if (bearer === null) return refuse(req, res, 401, 'log in as the operator, or send Authorization: Bearer <operator token>');
+        const check = await auth.checkTokenFrom(req, bearer);
+        if (!check.ok && check.retryAfterS !== null) return tooManyFailures(res, check.retryAfterS, true);
+        if (!check.ok) return refuse(req, res, 401, 'wrong operator token');
+      }
       const action = parseAction(String(req.params.kind), req.query as Record<string, unknown>);
-      res.json((await runAction(deps.ctx, action, { operator: 'preview', dryRun: true })));
+      res.json(boundedOutcome(await runAction(deps.ctx, action, { operator: 'preview', dryRun: true })));
     });
 
     router.post('/api/rollback/:kind', express.json({ limit: BODY_LIMIT }), async (req, res) => {
@@ -103,7 +122,9 @@ export function rollbackRoutes(options: RollbackRouteOptions): RouteModule {
       let operator: string | null;
       const bearer = bearerToken(req);
       if (bearer !== null) {
-        if (!auth.checkToken(bearer)) return refuse(req, res, 401, 'wrong operator token');
+        const check = await auth.checkTokenFrom(req, bearer);
+        if (!check.ok && check.retryAfterS !== null) return tooManyFailures(res, check.retryAfterS, true);
+        if (!check.ok) return refuse(req, res, 401, 'wrong operator token');
         operator = typeof body.operator === 'string' ? body.operator : 'api';
         if (!isValidId(operator)) return refuse(req, res, 400, 'operator: 1-128 of A-Z a-z 0-9 _ . : -');
       } else {
@@ -122,9 +143,15 @@ export function rollbackRoutes(options: RollbackRouteOptions): RouteModule {
         throw error;
       });
       if (!outcome) return refuse(req, res, 409, 'the store changed since expectHead; preview again');
-      res.status(outcome.status === 'conflict' ? 409 : outcome.status === 'committed' ? 201 : 200).json(outcome);
+      res.status(outcome.status === 'conflict' ? 409 : outcome.status === 'committed' ? 201 : 200).json(boundedOutcome(outcome));
     });
   };
+  return Object.assign(module, { operatorAuth: auth });
+}
+
+function noStore(_req: Request, res: Response, next: () => void): void {
+  res.set('Cache-Control', 'no-store');
+  next();
 }
 
 function isApi(req: Request): boolean {

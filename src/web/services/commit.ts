@@ -1,5 +1,6 @@
+import type { RefKind } from '../../store/resolve-ref';
 import { AuditContext, CommitSummary, entryFor, summarise } from './context';
-import { diffViewsOf, FileDiffView } from './diff-view';
+import { diffViewsOf, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
 import { revertedBy } from './rollback';
 
 /** One call: its metadata and trailers, its diff, and its neighbours in the same session. */
@@ -16,15 +17,16 @@ export interface CommitPage {
   revertedBy: CommitSummary[];
 }
 
-export async function commitPage(ctx: AuditContext, ref: string): Promise<CommitPage> {
-  const entry = await entryFor(ctx, ref);
+export async function commitPage(ctx: AuditContext, ref: string, kind: RefKind = 'any'): Promise<CommitPage> {
+  const entry = await entryFor(ctx, ref, kind);
   const { commit } = await ctx.store.objects.readCommit(entry.commit);
   const calls = entry.session ? ctx.store.history.bySession(entry.session) : [];
   const step = calls.findIndex((e) => e.commit === entry.commit);
+  const budget = pageDiffBudget();
   return {
     commit: summarise(ctx, entry),
     message: commit.message,
-    diffs: await diffViewsOf(ctx, entry),
+    diffs: (await diffViewsOf(ctx, entry)).map((d) => withinBudget(d, budget)),
     sessionStep: step === -1 ? null : step + 1,
     sessionCalls: calls.length,
     prevInSession: step > 0 ? summarise(ctx, calls[step - 1]) : null,

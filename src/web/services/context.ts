@@ -1,7 +1,8 @@
 import { blobText } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import type { MemoryStore } from '../../store/memory-store';
-import { CommitNotFoundError } from '../../store/errors';
+import { AmbiguousRefError, CommitNotFoundError } from '../../store/errors';
+import type { RefKind } from '../../store/resolve-ref';
 import { MEMORY_ROOT } from '../../store/git-reader';
 import { commitRecord, CommitRecord } from '../../history/records';
 
@@ -30,55 +31,106 @@ export interface BlameState {
   origins: string[];
 }
 
-const TEXT_CACHE_CHARS = 64 * 1024 * 1024;
+/**
+ * Memory budgets of the caches, in estimated bytes (a JS string costs about 2 bytes a character plus a
+ * header; an array 8 bytes a slot). An entry heavier than its cache's per-entry cap is not cached at all:
+ * a blame state of a huge file is recomputed rather than allowed to push everything else out.
+ */
+const MIB = 1024 * 1024;
+
+export const CACHE_BUDGETS = {
+  texts: { total: 64 * MIB, entry: 8 * MIB },
+  blames: { total: 64 * MIB, entry: 8 * MIB },
+  diffs: { total: 32 * MIB, entry: 4 * MIB },
+  lineStats: { total: 4 * MIB, entry: 1024 },
+  sizes: { total: 4 * MIB, entry: 1024 },
+} as const;
+
+const STRING_HEADER = 24;
+const SLOT = 8;
+
+export function stringBytes(text: string): number {
+  return STRING_HEADER + text.length * 2;
+}
+
+/** A blame state: two arrays of n slots, n line strings (origins share the commit id strings). */
+export function blameStateBytes(state: BlameState): number {
+  let bytes = 64 + state.lines.length * 2 * SLOT;
+  for (const line of state.lines) bytes += stringBytes(line);
+  return bytes;
+}
+
+/** Any render-ready value (diff views, combined diffs): strings by length, objects and arrays by slots. */
+export function roughBytes(value: unknown, depth = 0): number {
+  if (typeof value === 'string') return stringBytes(value);
+  if (value === null || typeof value !== 'object' || depth > 8) return SLOT;
+  let bytes = 32;
+  if (Array.isArray(value)) {
+    for (const item of value) bytes += SLOT + roughBytes(item, depth + 1);
+  } else {
+    for (const key in value) bytes += SLOT * 2 + roughBytes((value as Record<string, unknown>)[key], depth + 1);
+  }
+  return bytes;
+}
 
 export function createAuditContext(store: MemoryStore): AuditContext {
+  const b = CACHE_BUDGETS;
   return {
     store,
-    texts: new LruCache(20_000, (text: string) => text.length, TEXT_CACHE_CHARS),
-    lineStats: new LruCache(50_000),
-    blames: new LruCache(2000),
-    sizes: new LruCache(100_000),
-    diffs: new LruCache(1000),
+    texts: new LruCache(20_000, stringBytes, b.texts.total, b.texts.entry),
+    lineStats: new LruCache(50_000, () => 96, b.lineStats.total, b.lineStats.entry),
+    blames: new LruCache(2000, blameStateBytes, b.blames.total, b.blames.entry),
+    sizes: new LruCache(100_000, () => 80, b.sizes.total, b.sizes.entry),
+    diffs: new LruCache(1000, (v) => roughBytes(v), b.diffs.total, b.diffs.entry),
   };
 }
 
 /**
  * A Map that forgets its least recently used entries beyond `limit` entries or, when `weigh` is given,
- * beyond `maxWeight` in total (blob texts are weighed by length, so big files cannot exhaust memory).
+ * beyond `maxWeight` in total; an entry heavier than `maxEntryWeight` is never stored.
  */
 export class LruCache<K, V> {
-  private readonly map = new Map<K, V>();
-  private weight = 0;
+  private readonly map = new Map<K, { value: V; weight: number }>();
+  private total = 0;
   constructor(
     private readonly limit: number,
     private readonly weigh?: (value: V) => number,
     private readonly maxWeight = Infinity,
+    private readonly maxEntryWeight = maxWeight,
   ) {}
 
   get(key: K): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) {
+    const slot = this.map.get(key);
+    if (slot !== undefined) {
       this.map.delete(key);
-      this.map.set(key, value);
+      this.map.set(key, slot);
     }
-    return value;
+    return slot?.value;
   }
 
   set(key: K, value: V): void {
     this.delete(key);
     const weight = this.weigh?.(value) ?? 0;
-    if (weight > this.maxWeight) return;
-    this.map.set(key, value);
-    this.weight += weight;
-    while (this.map.size > this.limit || this.weight > this.maxWeight) this.delete(this.map.keys().next().value as K);
+    if (weight > this.maxEntryWeight || weight > this.maxWeight) return;
+    this.map.set(key, { value, weight });
+    this.total += weight;
+    while (this.map.size > this.limit || this.total > this.maxWeight) this.delete(this.map.keys().next().value as K);
+  }
+
+  /** Estimated bytes held. */
+  get weight(): number {
+    return this.total;
+  }
+
+  get size(): number {
+    return this.map.size;
   }
 
   private delete(key: K): void {
     const old = this.map.get(key);
     if (old === undefined) return;
     this.map.delete(key);
-    this.weight -= this.weigh?.(old) ?? 0;
+    this.total -= old.weight;
   }
 }
 
@@ -102,16 +154,20 @@ export async function sizeOf(ctx: AuditContext, oid: string): Promise<number> {
 }
 
 /** The entry a ref names (commit id, abbreviation or tool_use id), or HEAD when none is given. */
-export async function entryFor(ctx: AuditContext, ref: string | undefined): Promise<HistoryEntry> {
+export async function entryFor(ctx: AuditContext, ref: string | undefined, kind: RefKind = 'any'): Promise<HistoryEntry> {
   if (ref === undefined || ref === '') {
     const head = ctx.store.history.head;
     if (!head) throw new NotFound('the store has no commits');
     return head;
   }
   try {
-    return await ctx.store.resolve(ref);
+    return await ctx.store.resolve(ref, kind);
   } catch (error) {
-    if (error instanceof CommitNotFoundError) throw new NotFound(`no commit or tool_use id ${JSON.stringify(ref)} in this store`);
+    if (error instanceof AmbiguousRefError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
+    if (error instanceof CommitNotFoundError) {
+      const what = kind === 'commit' ? 'commit' : kind === 'call' ? 'call with tool_use id' : 'commit or tool_use id';
+      throw new NotFound(`no ${what} ${JSON.stringify(ref)} in this store`);
+    }
     throw error;
   }
 }

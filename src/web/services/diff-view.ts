@@ -1,9 +1,10 @@
 import { structuredPatch } from 'diff';
-import { FileDiff, fileDiffs } from '../../store/commit-diff';
+import { FileDiff, fileDiffs, oneSidedPatch, trimCommonLines } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import { commitLineCounts } from '../../store/history/facts';
 import { DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH } from '../../store/history/line-stats';
-import { hasHidden } from '../filters';
+import { displayCost, hasHidden } from '../filters';
+import { MAX_PAGE_DIFF_CHARS } from './budget';
 import { AuditContext, textOf } from './context';
 
 /**
@@ -57,6 +58,49 @@ export interface FileDiffView {
   noFinalNewline: boolean;
   /** Either side holds invisible or bidirectional control characters (shown marked). */
   hidden: boolean;
+  /** Left out entirely: the page had spent its diff budget before this file. */
+  omitted?: boolean;
+}
+
+/** Markup around one diff line (row, cells, numbers), in characters, for the page budget. */
+const LINE_OVERHEAD = 120;
+
+/** What is left of a page's diff budget (characters of output, see displayCost). */
+export interface DiffBudget {
+  left: number;
+}
+
+export function pageDiffBudget(chars = MAX_PAGE_DIFF_CHARS): DiffBudget {
+  return { left: chars };
+}
+
+/**
+ * The part of `view` that fits in what the page's budget has left, as a copy (cached views stay whole):
+ * hunks cut at the first line that does not fit, and `truncated` (or `omitted`, when nothing fits) set so
+ * the page says so and links to the raw file.
+ */
+export function withinBudget(view: FileDiffView, budget: DiffBudget): FileDiffView {
+  if (!view.hunks.length) return view;
+  if (budget.left <= 0) return { ...view, hunks: [], truncated: true, omitted: true };
+  const hunks: Hunk[] = [];
+  let cut = false;
+  for (const hunk of view.hunks) {
+    const lines: DiffLine[] = [];
+    for (const line of hunk.lines) {
+      const cost = LINE_OVERHEAD + displayCost(line.text);
+      if (cost > budget.left) {
+        cut = true;
+        break;
+      }
+      budget.left -= cost;
+      lines.push(line);
+    }
+    if (lines.length) hunks.push(lines.length === hunk.lines.length ? hunk : { header: hunk.header, lines, splitRows: pairRows(lines) });
+    if (cut) break;
+  }
+  if (!cut) return view;
+  budget.left = 0;
+  return { ...view, hunks, truncated: true, omitted: hunks.length === 0 };
 }
 
 /** The diffs of one commit's memory files; cached, as a commit's diff never changes. */
@@ -87,10 +131,22 @@ type Comparison = Pick<FileDiffView, 'added' | 'removed' | 'hunks' | 'truncated'
 export function compareTexts(before: string, after: string): Comparison {
   const noFinalNewline = (before !== '' && !before.endsWith('\n')) || (after !== '' && !after.endsWith('\n'));
   const hidden = hasHidden(before) || hasHidden(after);
-  const patch = before === after ? { hunks: [] } : structuredPatch('a', 'b', before, after, undefined, undefined, {
+  // Lines shared at both ends (beyond the context shown) are left out of the diff itself: a one-line
+  // change of a half-million-line file is then a diff of a few lines, not of the whole file.
+  // An added or deleted file: only the lines shown are split out; the rest are counted.
+  if ((before === '' || after === '') && before !== after) return oneSidedComparison(before, after, noFinalNewline, hidden);
+  const oneSided = oneSidedPatch('a', 'b', before, after);
+  const trimmed = oneSided ? { before: '', after: '', skippedLines: 0 } : trimCommonLines(before, after, CONTEXT_LINES);
+  const patch = before === after ? { hunks: [] } : oneSided ?? structuredPatch('a', 'b', trimmed.before, trimmed.after, undefined, undefined, {
     context: CONTEXT_LINES,
     maxEditLength: MAX_EDIT_LENGTH,
   });
+  if (patch) {
+    for (const hunk of patch.hunks) {
+      hunk.oldStart += trimmed.skippedLines;
+      hunk.newStart += trimmed.skippedLines;
+    }
+  }
   if (!patch) return { added: 0, removed: 0, hunks: [], truncated: false, tooLarge: true, noFinalNewline, hidden };
   let added = 0;
   let removed = 0;
@@ -130,6 +186,34 @@ export function compareTexts(before: string, after: string): Comparison {
     }
   }
   return { added, removed, hunks, truncated, tooLarge: false, noFinalNewline, hidden };
+}
+
+function oneSidedComparison(before: string, after: string, noFinalNewline: boolean, hidden: boolean): Comparison {
+  const text = before || after;
+  const kind: LineKind = before ? 'del' : 'add';
+  const lines: DiffLine[] = [];
+  let count = 0;
+  let from = 0;
+  while (from < text.length) {
+    let end = text.indexOf('\n', from);
+    if (end === -1) end = text.length;
+    count++;
+    if (lines.length < MAX_DIFF_LINES) {
+      const line = text.slice(from, Math.min(end, from + MAX_LINE_CHARS));
+      lines.push({ kind, oldNo: kind === 'del' ? count : null, newNo: kind === 'add' ? count : null, text: line, cut: end - from > MAX_LINE_CHARS });
+    }
+    from = end + 1;
+  }
+  const header = kind === 'add' ? `@@ -1,0 +1,${count} @@` : `@@ -1,${count} +1,0 @@`; // as jsdiff numbers them
+  return {
+    added: kind === 'add' ? count : 0,
+    removed: kind === 'del' ? count : 0,
+    hunks: [{ header, lines, splitRows: pairRows(lines) }],
+    truncated: count > lines.length,
+    tooLarge: false,
+    noFinalNewline,
+    hidden,
+  };
 }
 
 /** Side-by-side rows: context on both sides, each run of removals paired line by line with the additions after it. */

@@ -5,9 +5,11 @@ import { fileDiffs } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import { fileRevisionRecord, FileRevisionRecord } from '../../history/records';
 import { hasHidden } from '../filters';
+import { MAX_LINE_CHARS } from './diff-view';
 import { AuditContext, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';
+import { splitLines } from '../../store/history/line-stats';
 
-export { splitLines } from '../../store/history/line-stats';
+export { splitLines };
 export { advance } from '../../store/history/blame';
 export type { Revision } from '../../store/history/revisions';
 
@@ -19,6 +21,15 @@ export type { Revision } from '../../store/history/revisions';
  */
 
 export const MAX_SHOWN_LINES = 5000;
+/** Characters of file content one page shows at most (long lines are cut at MAX_LINE_CHARS, as in diffs). */
+export const MAX_SHOWN_CHARS = 512 * 1024;
+/**
+ * Blame at HEAD is one lookup of the store's incremental blame; at an older commit it replays revisions.
+ * Above this many line-steps (revisions to replay × lines) the page shows the plain content instead.
+ */
+export const BLAME_MAX_LINE_STEPS = 4_000_000;
+/** Revisions listed on the page (newest first); the commit list has them all. */
+export const MAX_HISTORY_ROWS = 500;
 
 /** Revisions of the file at `repoPath` up to `position` (inclusive), oldest first, following renames back. */
 export function revisionsOf(ctx: AuditContext, repoPath: string, position: number): Revision[] {
@@ -31,6 +42,8 @@ export interface BlameLine {
   origin: string;
   /** First line of a run written by the same call: the gutter shows the call there. */
   runStart: boolean;
+  /** The line was longer than MAX_LINE_CHARS and is cut. */
+  cut: boolean;
 }
 
 /** A revision as pages and JSON twins show it: the file revision record plus its position in history. */
@@ -49,32 +62,58 @@ export interface FilePage {
   lineCount: number;
   lines: BlameLine[];
   truncated: boolean;
+  linesCut: boolean;
   /** Calls that wrote the lines shown, by commit. */
   origins: Record<string, CommitSummary>;
+  /** Whether `lines` carry blame (origins); false for ?blame=0 and when blame was over budget. */
+  blamed: boolean;
+  /** Blame was asked for but would cost more than BLAME_MAX_LINE_STEPS: the sizes that decided it. */
+  blameSkipped: { lines: number; revisions: number; budget: number } | null;
+  /** The newest MAX_HISTORY_ROWS revisions, newest first. */
   history: FileRevision[];
+  revisionCount: number;
   deletedBy: CommitSummary | null;
   /** The content holds invisible or bidirectional control characters (shown marked). */
   hidden: boolean;
 }
 
-export async function filePage(ctx: AuditContext, rel: string, at: string | undefined): Promise<FilePage> {
+export async function filePage(ctx: AuditContext, rel: string, at: string | undefined, options: { blame?: boolean } = {}): Promise<FilePage> {
   const atEntry = await entryFor(ctx, at);
-  const position = ctx.store.history.position(atEntry.commit)!;
+  const history = ctx.store.history;
+  const position = history.position(atEntry.commit)!;
   const repoPath = repoPathOf(rel);
-  const { revisions, state } = await blameFile(ctx.store.history, repoPath, position, {
-    readText: (oid) => textOf(ctx, oid),
-    checkpoints: ctx.blames,
-  });
+  const pinned = at !== undefined && at !== '';
+  let revisions = revisionsOf(ctx, repoPath, position);
   if (revisions.length === 0) throw new NotFound(`/${repoPath} has no history up to this commit`);
   const last = revisions[revisions.length - 1];
   const exists = last.oid !== null;
-  const shown = Math.min(state.lines.length, MAX_SHOWN_LINES);
+  const text = exists ? await textOf(ctx, last.oid) : '';
+  let blameSkipped: FilePage['blameSkipped'] = null;
+  let state: { lines: string[]; origins: string[] } = { lines: exists ? splitLines(text) : [], origins: [] };
+  if (exists && options.blame !== false) {
+    // At HEAD the store's blame record answers at once; an old commit replays from the nearest state.
+    const steps = position === history.size - 1 ? 0 : revisions.length * Math.max(1, state.lines.length);
+    if (steps > BLAME_MAX_LINE_STEPS) {
+      blameSkipped = { lines: state.lines.length, revisions: revisions.length, budget: BLAME_MAX_LINE_STEPS };
+    } else {
+      const blamed = await blameFile(history, repoPath, position, { readText: (oid) => textOf(ctx, oid), checkpoints: ctx.blames });
+      revisions = blamed.revisions;
+      state = blamed.state;
+    }
+  }
+  const withBlame = state.origins.length > 0 || state.lines.length === 0;
+  const limit = Math.min(state.lines.length, MAX_SHOWN_LINES);
   const lines: BlameLine[] = [];
   const origins: Record<string, CommitSummary> = {};
-  for (let k = 0; k < shown; k++) {
-    const origin = state.origins[k];
-    if (!origins[origin]) origins[origin] = summarise(ctx, ctx.store.history.get(origin)!);
-    lines.push({ no: k + 1, text: state.lines[k], origin, runStart: k === 0 || state.origins[k - 1] !== origin });
+  let chars = 0;
+  for (let k = 0; k < limit && chars < MAX_SHOWN_CHARS; k++) {
+    const origin = withBlame ? state.origins[k] : '';
+    if (withBlame && !origins[origin]) origins[origin] = summarise(ctx, history.get(origin)!);
+    const full = state.lines[k];
+    const cut = full.length > MAX_LINE_CHARS;
+    const shownText = cut ? full.slice(0, MAX_LINE_CHARS) : full;
+    chars += shownText.length;
+    lines.push({ no: k + 1, text: shownText, cut, origin, runStart: k === 0 || state.origins[k - 1] !== origin });
   }
   const describe = (r: Revision): FileRevision => ({
     ...fileRevisionRecord(r.entry, { kind: r.kind, path: `/${r.repoPath}`, from: r.from ? `/${r.from}` : null }),
@@ -84,17 +123,21 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
     rel,
     path: `/${repoPath}`,
     at: summarise(ctx, atEntry),
-    pinned: at !== undefined && at !== '',
+    pinned,
     exists,
     current: exists ? describe(last) : null,
-    size: exists ? Buffer.byteLength(await textOf(ctx, last.oid), 'utf8') : 0,
+    size: exists ? Buffer.byteLength(text, 'utf8') : 0,
     lineCount: state.lines.length,
     lines,
-    truncated: state.lines.length > shown,
+    truncated: state.lines.length > lines.length,
+    linesCut: lines.some((l) => l.cut),
     origins,
-    history: revisions.map(describe).reverse(),
+    blamed: withBlame && exists,
+    blameSkipped,
+    history: revisions.slice(-MAX_HISTORY_ROWS).map(describe).reverse(),
+    revisionCount: revisions.length,
     deletedBy: exists ? null : summarise(ctx, last.entry),
-    hidden: exists && hasHidden(await textOf(ctx, last.oid)),
+    hidden: exists && hasHidden(text),
   };
 }
 

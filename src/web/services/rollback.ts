@@ -1,7 +1,8 @@
-import { CommitNotFoundError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
+import { AmbiguousRefError, CommitNotFoundError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
 import { contentsOf, RollbackOptions, RollbackOutcome } from '../../store/rollback';
+import { MAX_PAGE_DIFF_CHARS } from './budget';
 import { AuditContext, BadRequest, CommitSummary, entryFor, NotFound, summarise } from './context';
-import { compareTexts, FileDiffView } from './diff-view';
+import { compareTexts, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
 
 /**
  * The rollback actions of the UI and its JSON API: parsing an action from request parameters, its
@@ -63,6 +64,7 @@ export async function runAction(ctx: AuditContext, action: RollbackAction, optio
         return await store.reset({ ...options, to: action.to });
     }
   } catch (error) {
+    if (error instanceof AmbiguousRefError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
     if (error instanceof CommitNotFoundError) throw new NotFound(error.message.replace(/^memgit: /, ''));
     if (error instanceof RollbackRefusedError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
     throw error;
@@ -70,6 +72,28 @@ export async function runAction(ctx: AuditContext, action: RollbackAction, optio
 }
 
 export { StaleHeadError };
+
+/** A rollback outcome as JSON: patches cut to the page's diff budget, and `truncated` saying so. */
+export type BoundedOutcome = RollbackOutcome & { truncated: boolean };
+
+export function boundedOutcome(outcome: RollbackOutcome, bytes = MAX_PAGE_DIFF_CHARS / 2): BoundedOutcome {
+  // In bytes of JSON: the patches appear twice (per file and joined), and a character may take 3 bytes.
+  let left = bytes;
+  let truncated = false;
+  const files = outcome.files.map((file) => {
+    const size = Buffer.byteLength(file.patch, 'utf8');
+    if (size <= left) {
+      left -= size;
+      return file;
+    }
+    truncated = true;
+    const room = Math.floor(left / 3);
+    const cut = room > 0 ? file.patch.slice(0, file.patch.lastIndexOf('\n', room) + 1) : '';
+    left = 0;
+    return { ...file, patch: `${cut}\\ memgit: patch cut here (response budget); the CLI prints the whole diff\n` };
+  });
+  return { ...outcome, files, patch: truncated ? files.map((f) => f.patch).join('') : outcome.patch, truncated };
+}
 
 export interface ConfirmModel {
   action: RollbackAction;
@@ -92,10 +116,11 @@ export async function describe(ctx: AuditContext, action: RollbackAction, outcom
   const targetRef =
     action.kind === 'revert' ? action.ref : action.kind === 'restore' ? action.at : action.kind === 'reset' ? targetOfReset(ctx, outcome) : null;
   const target = targetRef ? summarise(ctx, await entryFor(ctx, targetRef)) : null;
+  const budget = pageDiffBudget();
   const diffs = outcome.files.map((file) => {
     const texts = contentsOf(file) ?? { before: '', after: '' };
     const { patch: _patch, ...diff } = file;
-    return { ...diff, ...compareTexts(texts.before, texts.after) };
+    return withinBudget({ ...diff, ...compareTexts(texts.before, texts.after) }, budget);
   });
   const conflictCalls: Record<string, CommitSummary> = {};
   for (const c of outcome.conflicts) {

@@ -4,7 +4,8 @@ import type { TimelineRecord } from '../../store/timeline';
 import { CallRecord, sessionRecord, SessionRecord } from '../../history/records';
 import { listCalls } from '../../history/calls';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
-import { diffView, diffViewsOf, FileDiffView } from './diff-view';
+import { MAX_PAGE_DIFF_CHARS, yieldToLoop } from './budget';
+import { diffView, diffViewsOf, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
 
 /** Sessions: the list, and one session's evolution call by call with the memory before vs after it. */
 
@@ -89,15 +90,20 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
   const slice = entries.slice(from - 1, from - 1 + CALLS_PER_PAGE);
   const records = await ctx.store.timeline.forSession(id);
   const timeline = placeEvents(entries, records, from - 1, slice.length);
-  const page = await Promise.all(
-    slice.map(async (entry, k) => ({
-      ...summarise(ctx, entry),
-      step: from + k,
-      diffs: await diffViewsOf(ctx, entry),
-      eventsAfter: timeline.after.get(from - 1 + k) ?? [],
-    })),
-  );
-  const { combined, truncated } = await combinedDiff(ctx, entries);
+  // A page is bounded by the bytes of its diffs as well as by its number of calls: the combined diff and
+  // the calls each get half of the page's budget, and the page ends after the call that spent it.
+  const { combined: wholeCombined, truncated } = await combinedDiff(ctx, entries);
+  const combinedBudget = pageDiffBudget(MAX_PAGE_DIFF_CHARS / 2);
+  const combined = wholeCombined.map((d) => withinBudget(d, combinedBudget));
+  const callsBudget = pageDiffBudget(MAX_PAGE_DIFF_CHARS / 2);
+  const page: SessionCall[] = [];
+  for (const [k, entry] of slice.entries()) {
+    if (callsBudget.left <= 0) break;
+    const diffs = (await diffViewsOf(ctx, entry)).map((d) => withinBudget(d, callsBudget));
+    page.push({ ...summarise(ctx, entry), step: from + k, diffs, eventsAfter: timeline.after.get(from - 1 + k) ?? [] });
+    await yieldToLoop(); // other requests are answered between the calls of a long session
+  }
+  const shownTo = from - 1 + page.length; // steps shown: from .. shownTo
   const allCalls = await listCalls(ctx.store, { session: id });
   return {
     id,
@@ -107,7 +113,7 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     before: entries[0].parent,
     page,
     from,
-    nextFrom: from - 1 + CALLS_PER_PAGE < entries.length ? from + CALLS_PER_PAGE : null,
+    nextFrom: shownTo < entries.length ? shownTo + 1 : null,
     prevFrom: from > 1 ? Math.max(1, from - CALLS_PER_PAGE) : null,
     combined,
     combinedTruncated: truncated,
@@ -213,5 +219,10 @@ async function computeCombinedDiff(ctx: AuditContext, entries: HistoryEntry[]): 
     diffs.push({ status, oldPath: oldOid ? `/${repoPath}` : null, newPath: newOid ? `/${repoPath}` : null, oldOid, newOid });
     if (diffs.length === MAX_COMBINED_FILES) break;
   }
-  return { combined: await Promise.all(diffs.map((d) => diffView(ctx, d))), truncated: diffs.length === MAX_COMBINED_FILES && paths.length > MAX_COMBINED_FILES };
+  const combined: FileDiffView[] = [];
+  for (const d of diffs) {
+    combined.push(await diffView(ctx, d));
+    await yieldToLoop();
+  }
+  return { combined, truncated: diffs.length === MAX_COMBINED_FILES && paths.length > MAX_COMBINED_FILES };
 }

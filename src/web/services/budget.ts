@@ -1,0 +1,24 @@
+/**
+ * Per-request budgets of the audit UI: what one response may hold and how long one request may work.
+ * docs/reliability.md lists them and what happens when one is reached.
+ */
+
+/** Characters of diff text one page shows in total (a session page, a commit, a rollback preview). */
+export const MAX_PAGE_DIFF_CHARS = 2 * 1024 * 1024;
+
+/** Let other requests (and I/O) in: long loops await this between steps. */
+export function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A deadline for one request's work, checked between steps. */
+export class WorkBudget {
+  private readonly deadline: number;
+  constructor(readonly millis: number, private readonly now: () => number = Date.now) {
+    this.deadline = now() + millis;
+  }
+
+  get spent(): boolean {
+    return this.now() >= this.deadline;
+  }
+}
