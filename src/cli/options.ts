@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { findEnclosingStore } from '../store/discover';
 import { MemoryStore, StoreOptions } from '../store/memory-store';
 
 /** Options shared by every command that opens a store, registered in one place. */
@@ -9,20 +10,40 @@ export const DEFAULT_REPO = 'memories-repo';
 export function repoOption(): Option {
   return new Option('--repo <dir>', 'the store (a git repository); env MEMGIT_REPO').default(
     undefined,
-    `$MEMGIT_REPO or ./${DEFAULT_REPO}`,
+    `$MEMGIT_REPO, else the store the current folder is in, else ./${DEFAULT_REPO}`,
   );
 }
 
+/**
+ * --repo, else $MEMGIT_REPO, else the memgit store the current folder is in (found as git finds its
+ * repository; only a store with memgit's marker, never another git repository), else ./memories-repo.
+ */
 export function resolveRepo(repo: string | undefined): string {
-  return path.resolve(repo ?? process.env.MEMGIT_REPO ?? DEFAULT_REPO);
+  const given = repo ?? process.env.MEMGIT_REPO;
+  if (given !== undefined && given !== '') return path.resolve(given);
+  return findEnclosingStore(process.cwd()) ?? path.resolve(DEFAULT_REPO);
 }
 
 export async function openStore(repo: string | undefined, options: StoreOptions = {}): Promise<MemoryStore> {
   return MemoryStore.open(resolveRepo(repo), options);
 }
 
+/**
+ * Exit codes, the same for every command: 1 = something named was not found (a commit, a session, a
+ * file at that point, a store) or another error a user can act on; 2 = a rollback conflict (nothing
+ * written); 64 = a usage error (an unknown option, a malformed path, time or id).
+ */
+export const EXIT_ERROR = 1;
+export const EXIT_CONFLICT = 2;
+export const EXIT_USAGE = 64;
+
+export const EXIT_CODES_HELP =
+  '\nExit codes: 0 success; 1 not found (commit, tool_use id, session, file, store) or another error;\n' +
+  '2 conflict (a rollback that later calls built on; nothing was written); 64 usage error (bad option,\n' +
+  'a path outside /memories, a malformed time or id).';
+
 /** Print a clear one-line error and exit non-zero, for errors a user can act on. */
-export function fail(message: string, code = 1): never {
+export function fail(message: string, code = EXIT_ERROR): never {
   process.stderr.write(`memgit: ${message}\n`);
   process.exit(code);
 }
@@ -34,6 +55,11 @@ export function positiveInteger(value: string): number {
     throw new InvalidArgumentError('expected a positive integer');
   }
   return n;
+}
+
+/** A usage error: one line on stderr, exit 64. */
+export function usage(message: string): never {
+  fail(message, EXIT_USAGE);
 }
 
 export type CommandRegistrar = (program: Command) => void;

@@ -49,3 +49,17 @@ export class StaleHeadError extends MemgitError {
     super(`memgit: the store changed since the preview (HEAD is now ${actual.slice(0, 12)}, not ${expected.slice(0, 12)}); review the new preview`);
   }
 }
+
+/** A point in history that names nothing in this store (an unknown ref, HEAD~N beyond the first commit, a time before it). */
+export class PointNotFoundError extends CommitNotFoundError {
+  constructor(ref: string, message: string) {
+    super(ref);
+    this.message = message;
+  }
+}
+
+/** A point that is malformed (an impossible time, `HEAD~x`): a usage error, not a lookup that failed. */
+export class InvalidPointError extends MemgitError {}
+
+/** A point that names more than one commit (a tool_use id that is also another commit's prefix, a short prefix). */
+export class AmbiguousPointError extends MemgitError {}

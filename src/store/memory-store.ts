@@ -17,6 +17,7 @@ import { KEEP_FILE, TreeDraft } from './tree-draft';
 import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
 import * as rollback from './rollback';
+import { resolvePoint } from './points';
 import type { RollbackOptions, RollbackOutcome } from './rollback';
 
 export interface Author {
@@ -275,6 +276,12 @@ export class MemoryStore {
       if (matches.length === 1) return matches[0];
     }
     throw new CommitNotFoundError(ref);
+  }
+
+  /** Resolve any point in history (tool_use id, commit or prefix, HEAD, HEAD~N, ISO time): see points.ts. */
+  async resolvePoint(ref: string): Promise<HistoryEntry> {
+    await this.refreshHead();
+    return resolvePoint(this.history, ref);
   }
 
   /**

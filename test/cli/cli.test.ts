@@ -286,7 +286,7 @@ describe('memgit log and show', () => {
     ]);
     expect(entries[4].title).toBe('memgit: initialise store');
     for (const entry of entries) {
-      expect(Object.keys(entry).sort()).toEqual(['actor', 'command', 'commit', 'new_path', 'path', 'reason', 'reverts', 'session', 'time', 'title', 'tool_use_id']);
+      expect(Object.keys(entry).sort()).toEqual(['actor', 'command', 'commit', 'new_path', 'path', 'reason', 'reverted_by', 'reverts', 'session', 'time', 'title', 'tool_use_id']);
       expect(new Date(entry.time).toISOString()).toBe(entry.time);
       expect(Math.abs(Date.now() - Date.parse(entry.time))).toBeLessThan(10 * 60 * 1000);
     }
@@ -294,7 +294,6 @@ describe('memgit log and show', () => {
 
   it('filters by --session and --path, and limits with -n', () => {
     expect(logJson('--session', 'sess_one').map((e) => e.tool_use_id)).toEqual(['toolu_s1_2', 'toolu_s1_1']);
-    expect(logJson('--session', 'nobody')).toEqual([]);
     expect(logJson('--path', '/memories/dir').map((e) => e.tool_use_id)).toEqual(['toolu_s2_2', 'toolu_s1_2']);
     expect(logJson('--path', '/memories/dir2/b.md').map((e) => e.tool_use_id)).toEqual(['toolu_s2_2']);
     expect(logJson('--path', '/memories/a.md', '--session', 'sess_two').map((e) => e.tool_use_id)).toEqual(['toolu_s2_1']);
@@ -311,10 +310,13 @@ describe('memgit log and show', () => {
     expect(lines[1]).toMatch(new RegExp(`^${commitIds[1].slice(0, 12)}  ${time}  sess_two  str_replace /memories/a.md  toolu_s2_1$`));
     expect(lines[3]).toMatch(new RegExp(`^${commitIds[3].slice(0, 12)}  ${time}  sess_one  create /memories/a.md  toolu_s1_1$`));
     expect(lines[4]).toMatch(new RegExp(`^${commitIds[4].slice(0, 12)}  ${time}  -  \\(store\\)  memgit: initialise store$`));
-    const none = memgit(['log', '--repo', repo, '--session', 'nobody']);
+    const none = memgit(['log', '--repo', repo, '--session', 'sess_one', '--command', 'delete']);
     expect(none.status).toBe(0);
     expect(none.stdout).toBe('');
     expect(none.stderr).toBe('memgit: no commits match\n');
+    const nobody = memgit(['log', '--repo', repo, '--session', 'nobody']);
+    expect(nobody.status).toBe(1);
+    expect(nobody.stderr).toBe('memgit: no session "nobody" in this store (memgit sessions lists them)\n');
   });
 
   it('shows a commit by tool_use id: metadata and unified diff', () => {
@@ -345,9 +347,9 @@ describe('memgit log and show', () => {
     expect(json.patches).toHaveLength(1);
   });
 
-  // Git ref names are never resolved (agent-controlled strings must not reach git as refs), and
-  // toolu_s2_3 was a view, which makes no commit.
-  it.each(['nope', 'ffff', 'deadbeef', 'HEAD', 'main', 'toolu_s2_3'])('refuses an unknown ref %s with a clear error', (ref) => {
+  // Git ref names other than HEAD are never resolved (agent-controlled strings must not reach git as
+  // refs), and toolu_s2_3 was a view, which makes no commit.
+  it.each(['nope', 'ffff', 'deadbeef', 'main', 'toolu_s2_3'])('refuses an unknown ref %s with a clear error', (ref) => {
     const run = memgit(['show', '--repo', repo, ref]);
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');

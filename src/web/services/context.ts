@@ -1,7 +1,7 @@
 import { blobText } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import type { MemoryStore } from '../../store/memory-store';
-import { CommitNotFoundError } from '../../store/errors';
+import { AmbiguousPointError, CommitNotFoundError, InvalidPointError } from '../../store/errors';
 import { MEMORY_ROOT } from '../../store/git-reader';
 
 /**
@@ -100,7 +100,7 @@ export async function sizeOf(ctx: AuditContext, oid: string): Promise<number> {
   return size;
 }
 
-/** The entry a ref names (commit id, abbreviation or tool_use id), or HEAD when none is given. */
+/** The entry a point names (tool_use id, commit or prefix, HEAD~N, ISO time: store/points.ts), or HEAD when none is given. */
 export async function entryFor(ctx: AuditContext, ref: string | undefined): Promise<HistoryEntry> {
   if (ref === undefined || ref === '') {
     const head = ctx.store.history.head;
@@ -108,9 +108,10 @@ export async function entryFor(ctx: AuditContext, ref: string | undefined): Prom
     return head;
   }
   try {
-    return await ctx.store.resolve(ref);
+    return await ctx.store.resolvePoint(ref);
   } catch (error) {
-    if (error instanceof CommitNotFoundError) throw new NotFound(`no commit or tool_use id ${JSON.stringify(ref)} in this store`);
+    if (error instanceof CommitNotFoundError) throw new NotFound(error.message.replace(/^memgit: /, ''));
+    if (error instanceof InvalidPointError || error instanceof AmbiguousPointError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
     throw error;
   }
 }
