@@ -55,13 +55,24 @@ interface Reading {
 
 /** The commit a point names; see the module comment for the forms. */
 export function resolvePoint(history: HistoryIndex, ref: string): HistoryEntry {
-  if (typeof ref !== 'string' || ref === '' || ref.length > MAX_REF_LENGTH || /[\s\0-\x1f]/.test(ref.replace(' ', 'T'))) {
+  if (typeof ref !== 'string' || ref === '' || ref.length > MAX_REF_LENGTH || (/[\s\0-\x1f\x7f]/.test(ref) && !isIsoTime(ref))) {
     throw new InvalidPointError(`memgit: ${JSON.stringify(ref)} is not a point in history: name a tool_use id, a commit, HEAD, HEAD~N or an ISO time`);
   }
   const readings: Reading[] = [];
+  // A reading that names nothing (HEAD~N too far back, a time before the store) gives way to another
+  // reading of the same text (a call an agent named so); its error is the answer only when none is left.
+  let notFound: PointNotFoundError | null = null;
+  const tryReading = (how: string, read: () => HistoryEntry) => {
+    try {
+      readings.push({ how, entry: read() });
+    } catch (error) {
+      if (!(error instanceof PointNotFoundError)) throw error;
+      notFound = error;
+    }
+  };
   const head = HEAD_FORM.exec(ref);
-  if (head) readings.push({ how: ref, entry: headRelative(history, ref, head[1] !== undefined ? Number(head[1]) : head[2]?.length ?? 0) });
-  if (isIsoTime(ref)) readings.push({ how: `the memory at ${ref}`, entry: atTime(history, ref) });
+  if (head) tryReading(ref, () => headRelative(history, ref, head[1] !== undefined ? Number(head[1]) : head[2]?.length ?? 0));
+  if (isIsoTime(ref)) tryReading(`the memory at ${ref}`, () => atTime(history, ref));
   const call = history.byToolUseId(ref);
   if (call) readings.push({ how: `tool_use id ${ref}`, entry: call });
   if (COMMIT_PREFIX.test(ref)) {
@@ -80,6 +91,7 @@ export function resolvePoint(history: HistoryIndex, ref: string): HistoryEntry {
       `memgit: ${JSON.stringify(ref)} names more than one point: ${readings.map((r) => `${r.how} (commit ${r.entry.commit.slice(0, 12)})`).join('; ')}; use the full commit id`,
     );
   }
+  if (readings.length === 0 && notFound) throw notFound;
   if (readings.length === 0) throw new PointNotFoundError(ref, `memgit: no commit or tool_use id ${JSON.stringify(ref)} in this store`);
   return readings[0].entry;
 }

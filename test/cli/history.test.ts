@@ -16,7 +16,7 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeDir));
 
 function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env, USER: 'auditor' };
+  const env: NodeJS.ProcessEnv = { ...process.env, USER: 'auditor' };
   delete env.MEMGIT_REPO;
   return env;
 }
