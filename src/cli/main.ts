@@ -12,6 +12,10 @@ import { registerRestore } from './commands/restore';
 import { registerRollbackSession } from './commands/rollback-session';
 import { registerReset } from './commands/reset';
 import { registerGc } from './commands/gc';
+import { registerCat } from './commands/cat';
+import { registerLs } from './commands/ls';
+import { registerDiff } from './commands/diff';
+import { registerSessions } from './commands/sessions';
 import { InvalidPointError, MemgitError } from '../store/errors';
 import { EXIT_CODES_HELP, EXIT_ERROR, EXIT_USAGE } from './options';
 
@@ -31,6 +35,10 @@ export function buildProgram(): Command {
   registerExec(program);
   registerLog(program);
   registerShow(program);
+  registerCat(program);
+  registerLs(program);
+  registerDiff(program);
+  registerSessions(program);
   registerServe(program);
   registerChat(program);
   registerDemo(program);

@@ -1,6 +1,9 @@
 import * as path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { resolvePath } from '../contract/paths';
 import { findEnclosingStore } from '../store/discover';
+import { CommitNotFoundError } from '../store/errors';
+import type { HistoryEntry } from '../store/history-index';
 import { MemoryStore, StoreOptions } from '../store/memory-store';
 
 /** Options shared by every command that opens a store, registered in one place. */
@@ -60,6 +63,26 @@ export function positiveInteger(value: string): number {
 /** A usage error: one line on stderr, exit 64. */
 export function usage(message: string): never {
   fail(message, EXIT_USAGE);
+}
+
+/** A /memories path given on the command line, validated as the memory tool validates paths (else exit 64). */
+export function memoryPath(value: string, what = 'path'): string {
+  const resolved = resolvePath(value);
+  if (!resolved.ok) usage(`${what}: ${resolved.error.replace(/^Error: /, '')}`);
+  return resolved.virtual;
+}
+
+/** The commit a point names (see store/points.ts); one that names nothing exits 1, a malformed one 64 (main). */
+export async function resolveAt(store: MemoryStore, ref: string | undefined): Promise<HistoryEntry> {
+  try {
+    return await store.resolvePoint(ref ?? 'HEAD~0');
+  } catch (error) {
+    if (error instanceof CommitNotFoundError) {
+      await store.close();
+      fail(error.message.replace(/^memgit: /, ''));
+    }
+    throw error;
+  }
 }
 
 export type CommandRegistrar = (program: Command) => void;

@@ -63,3 +63,6 @@ export class InvalidPointError extends MemgitError {}
 
 /** A point that names more than one commit (a tool_use id that is also another commit's prefix, a short prefix). */
 export class AmbiguousPointError extends MemgitError {}
+
+/** A memory path that holds nothing (or not what was asked: a directory where a file was wanted) at a point in history. */
+export class PathNotFoundError extends MemgitError {}

@@ -218,3 +218,73 @@ describe('finding the store', () => {
     expect(fs.existsSync(path.join(foreign, 'sub', 'memories-repo'))).toBe(false);
   });
 });
+
+describe('memgit cat / ls / diff / sessions', () => {
+  it('cat prints a file exactly as git has it at a point; a file absent then exits 1', () => {
+    const run = memgit(['cat', '/memories/a.md', '--at', 'toolu_02', '--repo', repo]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(spawnSync('git', ['-C', repo, 'show', `${commits[2]}:memories/a.md`], { encoding: 'utf8' }).stdout);
+    const json = JSON.parse(memgit(['cat', '/memories/b.md', '--at', 'HEAD~1', '--repo', repo, '--json']).stdout);
+    // HEAD~1 is the revert of the revert: toolu_04's edit re-applied.
+    expect(json).toEqual({ path: '/memories/b.md', commit: commits[7], tool_use_id: null, size: 11, content: 'one\npublic\n' });
+    const absent = memgit(['cat', '/memories/a.md', '--repo', repo]);
+    expect(absent.status).toBe(1);
+    expect(absent.stderr).toBe(`memgit: /memories/a.md does not exist at commit ${commits[8].slice(0, 12)}\n`);
+    expect(memgit(['cat', '/memories/notes', '--repo', repo]).stderr).toContain('is a directory');
+    expect(memgit(['cat', 'a.md', '--repo', repo]).status).toBe(64);
+  });
+
+  it('ls lists the files (and empty directories) at a point, with sizes, as git ls-tree does', () => {
+    const run = memgit(['ls', '--at', 'toolu_02', '--repo', repo, '--json']);
+    expect(run.status).toBe(0);
+    const listing = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const tree = git(repo, 'ls-tree', '-r', '-l', commits[2], 'memories')
+      .split('\n')
+      .map((l) => /^\d+ blob ([0-9a-f]+) +(\d+)\t(.*)$/.exec(l)!)
+      .filter((m) => !m[3].endsWith('.keep'))
+      .map((m) => ({ path: `/${m[3]}`, type: 'file', size: Number(m[2]), oid: m[1] }));
+    expect(listing).toEqual(tree);
+    expect(memgit(['ls', '/memories/notes', '--repo', repo]).stdout).toBe(`      10  /memories/notes/n.md\n`);
+  });
+
+  it('diff compares two points with the unified diff git computes, pairs renames, limits to a path', () => {
+    const run = memgit(['diff', 'toolu_02', 'toolu_04', '--repo', repo]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(
+      '--- a/memories/a.md\n+++ b/memories/b.md\n@@ -1,2 +1,2 @@\n one\n-secret code 42\n+public\n',
+    );
+    // git (too small a file for its similarity index) sees a delete and an add; the lines it adds and
+    // removes, net of the rename, are the ones memgit shows.
+    const gitDiff = git(repo, 'diff', commits[2], commits[4], '--', 'memories');
+    expect(gitDiff).toContain('-secret code 42\n');
+    expect(gitDiff).toContain('+public');
+    expect(memgit(['diff', 'HEAD~4', '/memories/notes', '--repo', repo, '--name-status']).stdout).toBe('M\t/memories/notes/n.md\n');
+    const json = JSON.parse(memgit(['diff', 'HEAD~3', 'HEAD', '--repo', repo, '--json']).stdout);
+    expect(json).toMatchObject({ from: commits[5], to: commits[8], path: '/memories', files: [{ status: 'modified', old_path: '/memories/b.md', added: 1, removed: 1 }] });
+    for (const bad of [['/memories'], ['HEAD', 'HEAD~1', 'HEAD~2'], ['HEAD', '/etc']]) {
+      expect(memgit(['diff', ...bad, '--repo', repo]).status).toBe(64);
+    }
+  });
+
+  it('sessions lists each session with its first/last time, calls, writes and reverted calls', () => {
+    const run = memgit(['sessions', '--repo', repo, '--json']);
+    expect(run.status).toBe(0);
+    const rows = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.map(({ session, calls, writes, reverted }) => ({ session, calls, writes, reverted }))).toEqual([
+      { session: 'sess_20261202T150000_zz01', calls: 2, writes: 2, reverted: 1 },
+      { session: 'sess_20261202T140312_k3f9', calls: 3, writes: 3, reverted: 0 },
+    ]);
+    const times = git(repo, 'log', '--format=%cI', '--grep', 'Memory-Session: sess_20261202T140312_k3f9').split('\n');
+    expect(Date.parse(rows[1].first)).toBe(Date.parse(times[times.length - 1]));
+    expect(Date.parse(rows[1].last)).toBe(Date.parse(times[0]));
+    expect(memgit(['sessions', '--repo', repo]).stdout.split('\n')[0]).toMatch(/^sess_20261202T150000_zz01  \S+Z  \S+Z  calls 2  writes 2  reverted 1$/);
+  });
+
+  it.each(['cat', 'ls', 'diff', 'sessions', 'log', 'show'])('memgit %s --help shows an example and the exit codes', (command) => {
+    const run = memgit([command, '--help']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(`memgit ${command}`);
+    expect(run.stdout).toContain('Exit codes: 0 success; 1 not found');
+    expect(run.stdout).toContain('64 usage error');
+  });
+});
