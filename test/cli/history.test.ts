@@ -288,3 +288,25 @@ describe('memgit cat / ls / diff / sessions', () => {
     expect(run.stdout).toContain('64 usage error');
   });
 });
+
+describe('memgit gc', () => {
+  it('--json reports; a second gc with nothing new does no work and leaves the pack as it was', () => {
+    const dir = makeTempDir('memgit-history-gc-');
+    dirs.push(dir);
+    exec(dir, 'sess_gc', [line('toolu_g1', { command: 'create', path: '/memories/g.md', file_text: 'g\n' })]);
+    const first = memgit(['gc', '--repo', dir, '--json']);
+    expect(first.status).toBe(0);
+    expect(first.stderr).toBe(''); // not a terminal: no progress lines
+    expect(JSON.parse(first.stdout)).toMatchObject({ full: true, upToDate: false, packedObjects: expect.any(Number) });
+    const packDir = path.join(dir, '.git', 'objects', 'pack');
+    const packs = fs.readdirSync(packDir).map((name) => [name, fs.statSync(path.join(packDir, name)).mtimeMs]);
+    const second = memgit(['gc', '--repo', dir, '--json']);
+    expect(JSON.parse(second.stdout)).toMatchObject({ upToDate: true, packedObjects: 0, looseRemoved: 0, packsRemoved: 0 });
+    expect(fs.readdirSync(packDir).map((name) => [name, fs.statSync(path.join(packDir, name)).mtimeMs])).toEqual(packs);
+    expect(memgit(['gc', '--repo', dir]).stdout).toMatch(/^nothing to pack: every object is in one pack already/);
+    expect(spawnSync('git', ['-C', dir, 'fsck', '--full'], { encoding: 'utf8' }).status).toBe(0);
+    // A new call makes loose objects again: the next gc packs them.
+    exec(dir, 'sess_gc', [line('toolu_g2', { command: 'create', path: '/memories/h.md', file_text: 'h\n' })]);
+    expect(JSON.parse(memgit(['gc', '--repo', dir, '--json']).stdout)).toMatchObject({ upToDate: false, packsRemoved: 1 });
+  });
+});
