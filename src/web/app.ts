@@ -17,6 +17,11 @@ export interface AppOptions {
   routes?: RouteModule[];
   /** Where internal errors are reported (default: stderr). */
   log?: (message: string) => void;
+  /**
+   * Behind a reverse proxy: express's `trust proxy` setting (e.g. 'loopback'), so that the scheme the
+   * browser used (X-Forwarded-Proto) is what the same-origin check of state-changing requests compares.
+   */
+  trustProxy?: boolean | string;
 }
 
 /** The directory holding layout.njk, pages/, partials/ and static/ (from src/web or dist/src/web). */
@@ -47,6 +52,7 @@ export function createApp(options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   // The JSON twins carry diffs once, as numbered lines; side-by-side pairing is presentation.
   app.set('json replacer', (key: string, value: unknown) => (key === 'splitRows' ? undefined : value));
   app.use(hostCheck(options.allowedHosts ?? []));

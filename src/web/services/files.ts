@@ -85,6 +85,12 @@ export interface BlameLine {
   runStart: boolean;
 }
 
+export interface BlameOrigin extends CommitSummary {
+  /** The file (its path then) and the commit just before this call: "blame before this change"; null when the call created it. */
+  beforePath: string | null;
+  beforeAt: string | null;
+}
+
 export interface FilePage {
   rel: string;
   path: string;
@@ -98,8 +104,8 @@ export interface FilePage {
   lineCount: number;
   lines: BlameLine[];
   truncated: boolean;
-  /** Calls that wrote the lines shown, by commit. */
-  origins: Record<string, CommitSummary>;
+  /** Calls that wrote the lines shown, by commit, with where to see the blame just before that call. */
+  origins: Record<string, BlameOrigin>;
   history: (CommitSummary & { kind: Revision['kind']; path: string; from: string | null })[];
   deletedBy: CommitSummary | null;
   /** The content holds invisible or bidirectional control characters (shown marked). */
@@ -117,10 +123,19 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
   const state = exists ? await blame(ctx, revisions) : { lines: [], origins: [] };
   const shown = Math.min(state.lines.length, MAX_SHOWN_LINES);
   const lines: BlameLine[] = [];
-  const origins: Record<string, CommitSummary> = {};
+  const origins: Record<string, BlameOrigin> = {};
+  const revisionOf = new Map(revisions.map((r) => [r.entry.commit, r]));
   for (let k = 0; k < shown; k++) {
     const origin = state.origins[k];
-    if (!origins[origin]) origins[origin] = summarise(ctx, ctx.store.history.get(origin)!);
+    if (!origins[origin]) {
+      const revision = revisionOf.get(origin);
+      const before = revision && revision.kind !== 'created' ? revision : undefined;
+      origins[origin] = {
+        ...summarise(ctx, ctx.store.history.get(origin)!),
+        beforePath: before ? `/${before.kind === 'renamed' ? before.from! : before.repoPath}` : null,
+        beforeAt: before?.entry.parent ?? null,
+      };
+    }
     lines.push({ no: k + 1, text: state.lines[k], origin, runStart: k === 0 || state.origins[k - 1] !== origin });
   }
   const describe = (r: Revision) => ({ ...summarise(ctx, r.entry), kind: r.kind, path: `/${r.repoPath}`, from: r.from ? `/${r.from}` : null });
