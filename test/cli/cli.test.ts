@@ -177,7 +177,7 @@ describe('memgit exec', () => {
     expectRepository(gitReport(repo), [{ id: 't1', command: 'create', path: '/memories/s.md', session: session! }]);
 
     const invalid = memgit(['exec', '--repo', repo, '--session', 'two words'], '');
-    expect(invalid.status).toBe(1);
+    expect(invalid.status).toBe(64); // a usage error
     expect(invalid.stderr).toBe('memgit: invalid --session "two words": use 1-128 of A-Z a-z 0-9 _ . : -\n');
   });
 

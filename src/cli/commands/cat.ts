@@ -7,7 +7,7 @@ export function registerCat(program: Command): void {
     .command('cat')
     .summary('print a memory file as it was at a point in history')
     .argument('<path>', 'a /memories file path')
-    .option('--at <ref>', 'a tool_use id, a commit id or prefix, HEAD, HEAD~N, or an ISO time', 'HEAD')
+    .option('--at <ref>', 'a tool_use id, a commit id or prefix, HEAD~N, or an ISO time (default: HEAD)')
     .addOption(repoOption())
     .option('--json', 'one JSON object: path, commit, tool_use_id, size and content')
     .addHelpText(
@@ -18,7 +18,7 @@ export function registerCat(program: Command): void {
         '  memgit cat /memories/notes.md --at 2026-11-30T09:00Z\n' +
         '  memgit cat /memories/notes.md --at HEAD~3 --json',
     )
-    .action(async (path: string, options: { at: string; repo?: string; json?: boolean }) => {
+    .action(async (path: string, options: { at?: string; repo?: string; json?: boolean }) => {
       const virtual = memoryPath(path);
       const store = await openStore(options.repo, { create: false });
       try {

@@ -7,7 +7,7 @@ export function registerLs(program: Command): void {
     .command('ls')
     .summary('list the memory files (below a path) as they were at a point in history')
     .argument('[path]', 'a /memories path (a directory or a file)', '/memories')
-    .option('--at <ref>', 'a tool_use id, a commit id or prefix, HEAD, HEAD~N, or an ISO time', 'HEAD')
+    .option('--at <ref>', 'a tool_use id, a commit id or prefix, HEAD~N, or an ISO time (default: HEAD)')
     .addOption(repoOption())
     .option('--json', 'one JSON object per entry: path, type, size, oid')
     .addHelpText(
@@ -17,7 +17,7 @@ export function registerLs(program: Command): void {
         '  memgit ls /memories/customers --at toolu_01B2OlatoaybhHitbwJuQ5gK\n' +
         '  memgit ls --at 2026-11-26 --json',
     )
-    .action(async (path: string, options: { at: string; repo?: string; json?: boolean }) => {
+    .action(async (path: string, options: { at?: string; repo?: string; json?: boolean }) => {
       const virtual = memoryPath(path);
       const store = await openStore(options.repo, { create: false });
       try {
