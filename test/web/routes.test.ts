@@ -165,6 +165,8 @@ describe('tree, sessions and search', () => {
   it('lists sessions and shows one session call by call with a combined before/after diff', async () => {
     const list = (await get('/api/sessions')).body.sessions;
     expect(list.map((s: { id: string }) => s.id).sort()).toEqual([HOSTILE_SESSION, 'sess_20261202T100000_alfa', 'sess_20261202T110000_brav', 'sess_20261202T120000_char'].sort());
+    // The same figures as `memgit sessions` (src/history/sessions.ts), plus the files touched.
+    expect(list.find((s: { id: string }) => s.id === 'sess_20261202T110000_brav')).toMatchObject({ calls: 5, writes: 5, reverted: 0, files: 4 });
     const session = (await get('/api/sessions/sess_20261202T110000_brav')).body;
     expect(session.calls).toBe(5);
     expect(session.page.map((c: { step: number; toolUseId: string }) => [c.step, c.toolUseId])).toEqual([
