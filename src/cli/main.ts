@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import './threadpool'; // first: sizes libuv's pool before any file system call
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { registerChat } from './commands/chat';
 import { registerDemo } from './commands/demo';
 import { registerExec } from './commands/exec';
@@ -23,7 +23,12 @@ import { registerRedact } from './commands/redact';
 import { registerFlags } from './commands/flags';
 import { registerBlame } from './commands/blame';
 import { registerImport } from './commands/import';
-import { MemgitError } from '../store/errors';
+import { registerCat } from './commands/cat';
+import { registerLs } from './commands/ls';
+import { registerDiff } from './commands/diff';
+import { registerSessions } from './commands/sessions';
+import { InvalidPointError, MemgitError } from '../store/errors';
+import { EXIT_CODES_HELP, EXIT_ERROR, EXIT_USAGE } from './options';
 
 const { version } = require('../../../package.json') as { version: string };
 
@@ -36,10 +41,15 @@ export function buildProgram(): Command {
         'Every change the agent makes to /memories is one git commit named by its tool_use id.',
     )
     .version(version)
-    .showHelpAfterError('(run with --help for usage)');
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride(); // inherited by every command: usage errors exit EXIT_USAGE (main below)
   registerExec(program);
   registerLog(program);
   registerShow(program);
+  registerCat(program);
+  registerLs(program);
+  registerDiff(program);
+  registerSessions(program);
   registerServe(program);
   registerChat(program);
   registerDemo(program);
@@ -61,9 +71,14 @@ export function buildProgram(): Command {
   registerImport(program);
   program.addHelpText(
     'after',
-    '\nThe store defaults to ./memories-repo (or $MEMGIT_REPO); every command takes --repo DIR.\n' +
-      'Run `memgit <command> --help` for the details of one command.',
+    '\nEvery command takes --repo DIR; without it the store is $MEMGIT_REPO, else the store the current\n' +
+      'folder is in (as git finds its repository), else ./memories-repo.\n' +
+      'A point in history (--at, --to, show, diff, revert) is a tool_use id, a commit id or prefix, HEAD,\n' +
+      'HEAD~N, or an ISO time such as 2026-12-02T15:30Z (the memory as it was then).\n' +
+      'Run `memgit <command> --help` for the details of one command.\n' +
+      EXIT_CODES_HELP,
   );
+  for (const command of program.commands) command.addHelpText('after', EXIT_CODES_HELP);
   return program;
 }
 
@@ -71,9 +86,11 @@ async function main(): Promise<void> {
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {
+    // Commander has printed its message (or the help) already.
+    if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
     if (error instanceof MemgitError) {
       process.stderr.write(`${error.message.startsWith('memgit:') ? '' : 'memgit: '}${error.message}\n`);
-      process.exit(1);
+      process.exit(error instanceof InvalidPointError ? EXIT_USAGE : EXIT_ERROR);
     }
     throw error;
   }

@@ -1,5 +1,9 @@
 import * as path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { resolvePath } from '../contract/paths';
+import { findEnclosingStore } from '../store/discover';
+import { CommitNotFoundError } from '../store/errors';
+import type { HistoryEntry } from '../store/history-index';
 import { MemoryStore, StoreOptions } from '../store/memory-store';
 
 /** Options shared by every command that opens a store, registered in one place. */
@@ -9,20 +13,40 @@ export const DEFAULT_REPO = 'memories-repo';
 export function repoOption(): Option {
   return new Option('--repo <dir>', 'the store (a git repository); env MEMGIT_REPO').default(
     undefined,
-    `$MEMGIT_REPO or ./${DEFAULT_REPO}`,
+    `$MEMGIT_REPO, else the store the current folder is in, else ./${DEFAULT_REPO}`,
   );
 }
 
+/**
+ * --repo, else $MEMGIT_REPO, else the memgit store the current folder is in (found as git finds its
+ * repository; only a store with memgit's marker, never another git repository), else ./memories-repo.
+ */
 export function resolveRepo(repo: string | undefined): string {
-  return path.resolve(repo ?? process.env.MEMGIT_REPO ?? DEFAULT_REPO);
+  const given = repo ?? process.env.MEMGIT_REPO;
+  if (given !== undefined && given !== '') return path.resolve(given);
+  return findEnclosingStore(process.cwd()) ?? path.resolve(DEFAULT_REPO);
 }
 
 export async function openStore(repo: string | undefined, options: StoreOptions = {}): Promise<MemoryStore> {
   return MemoryStore.open(resolveRepo(repo), options);
 }
 
+/**
+ * Exit codes, the same for every command: 1 = something named was not found (a commit, a session, a
+ * file at that point, a store) or another error a user can act on; 2 = a rollback conflict (nothing
+ * written); 64 = a usage error (an unknown option, a malformed path, time or id).
+ */
+export const EXIT_ERROR = 1;
+export const EXIT_CONFLICT = 2;
+export const EXIT_USAGE = 64;
+
+export const EXIT_CODES_HELP =
+  '\nExit codes: 0 success; 1 not found (commit, tool_use id, session, file, store) or another error;\n' +
+  '2 conflict (a rollback that later calls built on; nothing was written); 64 usage error (bad option,\n' +
+  'a path outside /memories, a malformed time or id).';
+
 /** Print a clear one-line error and exit non-zero, for errors a user can act on. */
-export function fail(message: string, code = 1): never {
+export function fail(message: string, code = EXIT_ERROR): never {
   process.stderr.write(`memgit: ${message}\n`);
   process.exit(code);
 }
@@ -34,6 +58,31 @@ export function positiveInteger(value: string): number {
     throw new InvalidArgumentError('expected a positive integer');
   }
   return n;
+}
+
+/** A usage error: one line on stderr, exit 64. */
+export function usage(message: string): never {
+  fail(message, EXIT_USAGE);
+}
+
+/** A /memories path given on the command line, validated as the memory tool validates paths (else exit 64). */
+export function memoryPath(value: string, what = 'path'): string {
+  const resolved = resolvePath(value);
+  if (!resolved.ok) usage(`${what}: ${resolved.error.replace(/^Error: /, '')}`);
+  return resolved.virtual;
+}
+
+/** The commit a point names (see store/points.ts); one that names nothing exits 1, a malformed one 64 (main). */
+export async function resolveAt(store: MemoryStore, ref: string | undefined): Promise<HistoryEntry> {
+  try {
+    return await store.resolvePoint(ref ?? 'HEAD~0');
+  } catch (error) {
+    if (error instanceof CommitNotFoundError) {
+      await store.close();
+      fail(error.message.replace(/^memgit: /, ''));
+    }
+    throw error;
+  }
 }
 
 export type CommandRegistrar = (program: Command) => void;

@@ -60,6 +60,9 @@ export interface SessionRecord {
   last: string;
   /** Memory files the session changed. */
   files: number;
+  /** Commits that changed a memory file, and calls an operator later undid (when known). */
+  writes?: number;
+  reverted?: number;
 }
 
 /** One revision of one file: the commit that created, changed, renamed or deleted it. */
@@ -101,8 +104,8 @@ export function commitRecord(entry: HistoryEntry): CommitRecord {
   };
 }
 
-export function sessionRecord(session: { id: string; calls: number; first: number; last: number; files: number }): SessionRecord {
-  return {
+export function sessionRecord(session: { id: string; calls: number; first: number; last: number; files: number; writes?: number; reverted?: number }): SessionRecord {
+  const record: SessionRecord = {
     schema: RECORD_SCHEMAS.session,
     id: session.id,
     calls: session.calls,
@@ -110,6 +113,9 @@ export function sessionRecord(session: { id: string; calls: number; first: numbe
     last: isoTime(session.last),
     files: session.files,
   };
+  if (session.writes !== undefined) record.writes = session.writes;
+  if (session.reverted !== undefined) record.reverted = session.reverted;
+  return record;
 }
 
 export function fileRevisionRecord(

@@ -88,3 +88,20 @@ export class AmbiguousRefError extends CommitNotFoundError {
     this.message = `memgit: ${JSON.stringify(ref)} is ambiguous: it names ${list}; say which with commit:<id> or call:<tool_use id>`;
   }
 }
+
+/** A point in history that names nothing in this store (an unknown ref, HEAD~N beyond the first commit, a time before it). */
+export class PointNotFoundError extends CommitNotFoundError {
+  constructor(ref: string, message: string) {
+    super(ref);
+    this.message = message;
+  }
+}
+
+/** A point that is malformed (an impossible time, `HEAD~x`): a usage error, not a lookup that failed. */
+export class InvalidPointError extends MemgitError {}
+
+/** A point that names more than one commit (a tool_use id that is also another commit's prefix, a short prefix). */
+export class AmbiguousPointError extends MemgitError {}
+
+/** A memory path that holds nothing (or not what was asked: a directory where a file was wanted) at a point in history. */
+export class PathNotFoundError extends MemgitError {}

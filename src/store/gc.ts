@@ -37,6 +37,8 @@ export interface GcReport {
   looseRemoved: number;
   packsRemoved: number;
   full: boolean;
+  /** Nothing to do: no loose object and (for a full repack) a single pack already. */
+  upToDate: boolean;
 }
 
 export async function repack(objects: ObjectStore, durableFs: DurableFs, dir: string, gitdir: string, options: GcOptions = {}): Promise<GcReport> {
@@ -44,8 +46,12 @@ export async function repack(objects: ObjectStore, durableFs: DurableFs, dir: st
   const existingPacks = await listPacks(packDir);
   const full = options.full === true;
   const progress = options.onProgress ?? (() => undefined);
+  // A second gc with nothing new: one pack, no loose object — everything reachable is in that pack.
+  if (existingPacks.length <= 1 && !(await hasLooseObjects(gitdir)) && (existingPacks.length === 1 || !full)) {
+    return { packedObjects: 0, packBytes: 0, looseRemoved: 0, packsRemoved: 0, full, upToDate: true };
+  }
   const oids = await objectsToPack(objects, durableFs, gitdir, full, progress);
-  if (oids.length === 0) return { packedObjects: 0, packBytes: 0, looseRemoved: 0, packsRemoved: 0, full };
+  if (oids.length === 0) return { packedObjects: 0, packBytes: 0, looseRemoved: 0, packsRemoved: 0, full, upToDate: true };
 
   const gitArgs = { fs: durableFs.gitFs, dir, gitdir, cache: objects.gitCache };
   try {
@@ -97,6 +103,7 @@ async function writePackThenPrune(
     try {
       await fs.promises.unlink(path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2)));
       looseRemoved++;
+      if (looseRemoved % 5000 === 0) progress(`gc: removed ${looseRemoved} of ${packed.length} loose objects`);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
@@ -114,7 +121,7 @@ async function writePackThenPrune(
   }
   const packBytes = (await fs.promises.stat(packFile)).size;
   progress(`gc: ${packed.length} objects in ${path.basename(packFile)} (${packBytes} bytes), ${looseRemoved} loose removed, ${packsRemoved} old pack(s) removed`);
-  return { packedObjects: packed.length, packBytes, looseRemoved, packsRemoved, full };
+  return { packedObjects: packed.length, packBytes, looseRemoved, packsRemoved, full, upToDate: false };
 }
 
 /**
@@ -143,7 +150,7 @@ async function objectsToPack(
     commits.push(oid);
     todo.push(...commit.parent);
     if (!seen.has(commit.tree)) trees.push(commit.tree);
-    if (commits.length % 5000 === 0) progress(`gc: read ${commits.length} commits`);
+    if (commits.length % 1000 === 0) progress(`gc: read ${commits.length} commits`);
   }
   while (trees.length) {
     const oid = trees.pop()!;
@@ -192,6 +199,17 @@ async function branchTips(durableFs: DurableFs, gitdir: string): Promise<string[
   }
   tips.add(await git.resolveRef({ fs: durableFs.gitFs, gitdir, ref: 'HEAD' }));
   return [...tips];
+}
+
+/** Is any object stored loose (one file under a fan-out directory)? Stops at the first one found. */
+async function hasLooseObjects(gitdir: string): Promise<boolean> {
+  const objectsDir = path.join(gitdir, 'objects');
+  for (const name of await fs.promises.readdir(objectsDir).catch(() => [] as string[])) {
+    if (!/^[0-9a-f]{2}$/.test(name)) continue;
+    const files = await fs.promises.readdir(path.join(objectsDir, name)).catch(() => [] as string[]);
+    if (files.some((f) => /^[0-9a-f]{38}$/.test(f))) return true;
+  }
+  return false;
 }
 
 /** Existing packs, as paths without extension. */

@@ -24,6 +24,7 @@ import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
 import { CallLog, callEntry, DEFAULT_CALL_LOG_MAX_ENTRIES } from './call-log';
 import * as rollback from './rollback';
+import { resolvePoint } from './points';
 import { listRemotes, Replicator } from './replication';
 import type { ReplicationPort, ReplicatorOptions } from './replication';
 import * as redaction from './redaction';
@@ -490,6 +491,22 @@ export class MemoryStore {
       const entry = moved && this.history.get(moved.commit);
       if (entry) return entry;
       throw error;
+    }
+  }
+
+  /**
+   * Resolve any point in history (tool_use id, commit or prefix, HEAD, HEAD~N, ISO time): see points.ts.
+   * `commit:<id>` and `call:<tool_use id>` name their kind (links and forms use them) and go to `resolve`;
+   * so does an old commit id that a redaction rewrote.
+   */
+  async resolvePoint(ref: string): Promise<HistoryEntry> {
+    if (/^(commit|call):/.test(ref)) return this.resolve(ref);
+    await this.refreshHead();
+    try {
+      return resolvePoint(this.history, ref);
+    } catch (error) {
+      if (!(error instanceof CommitNotFoundError) || !/^[0-9a-f]{7,40}$/i.test(ref)) throw error;
+      return this.resolve(ref, 'commit').catch(() => Promise.reject(error));
     }
   }
 

@@ -28,6 +28,11 @@ export interface AppOptions {
   publicUrl?: string;
   /** The operator login; by default the one of the rollback routes among `routes`. */
   auth?: OperatorAuth;
+  /**
+   * Behind a reverse proxy: express's `trust proxy` setting (e.g. 'loopback'), so that the scheme the
+   * browser used (X-Forwarded-Proto) is what the same-origin check of state-changing requests compares.
+   */
+  trustProxy?: boolean | string;
 }
 
 /** The directory holding layout.njk, pages/, partials/ and static/ (from src/web or dist/src/web). */
@@ -64,6 +69,7 @@ export function createApp(options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   // The JSON twins carry diffs once, as numbered lines; side-by-side pairing is presentation.
   app.set('json replacer', (key: string, value: unknown) => (key === 'splitRows' ? undefined : value));
   const https = options.publicUrl !== undefined && /^https:\/\//i.test(options.publicUrl);

@@ -200,7 +200,22 @@ export function treeUrl(dir: string, at?: string | null): string {
   return url('/tree', { at, dir });
 }
 
+/**
+ * An id cut in the middle to at most `max` characters: the start says what kind of id it is, the end
+ * is what tells two ids apart (the random suffix of `sess_20261202T140312_k3f9`, of a `toolu_…` id), so
+ * both stay. The full id goes in the link and its title.
+ */
+export function cutMiddle(id: string | null | undefined, max = 18): string {
+  if (!id) return '';
+  const chars = [...id];
+  if (chars.length <= max) return id;
+  const keep = Math.max(max - 1, 2);
+  const head = Math.ceil(keep * 0.4);
+  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - (keep - head)).join('')}`;
+}
+
 export function registerFilters(env: nunjucks.Environment): void {
+  env.addFilter('midcut', cutMiddle);
   env.addFilter('visible', visible);
   env.addFilter('hasHidden', hasHidden);
   env.addFilter('reltime', (t: TimeValue) => relativeTime(toSeconds(t)));

@@ -71,12 +71,17 @@ export function hostName(header: string | undefined): string | null {
   return match ? match[1].toLowerCase() : null;
 }
 
+/** The host names a server answers to: the loopback names and `allowedHosts` (ports dropped, lower-cased). */
+export function allowedHostNames(allowedHosts: readonly string[]): string[] {
+  return [...new Set([...LOOPBACK_NAMES, ...allowedHosts.map((h) => hostName(h) ?? h.toLowerCase())])];
+}
+
 /**
  * Refuse requests whose Host is not a name this server answers to: a page on another site cannot
  * reach the UI by pointing its own domain at 127.0.0.1 (DNS rebinding).
  */
 export function hostCheck(allowedHosts: readonly string[]) {
-  const allowed = new Set([...LOOPBACK_NAMES, ...allowedHosts.map((h) => hostName(h) ?? h.toLowerCase())]);
+  const allowed = new Set(allowedHostNames(allowedHosts));
   return (req: Request, res: Response, next: NextFunction): void => {
     const name = hostName(req.headers.host);
     if (name !== null && allowed.has(name)) return next();

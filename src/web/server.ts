@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { MemoryStore } from '../store/memory-store';
 import { createApp, AppOptions } from './app';
-import { accessNotice, accessPolicy } from './security';
+import { accessNotice, accessPolicy, allowedHostNames } from './security';
 
 export interface ServerOptions extends Omit<AppOptions, 'store'> {
   store: MemoryStore;
@@ -14,6 +14,8 @@ export interface ServerOptions extends Omit<AppOptions, 'store'> {
 export interface RunningServer {
   /** The base URL, e.g. http://127.0.0.1:3000 */
   url: string;
+  /** The host names the Host check lets through (loopback names, the bound host, `allowedHosts`). */
+  allowedHosts: string[];
   host: string;
   port: number;
   /** Reading needs the operator login (bound beyond loopback, unless readsNeedLogin said otherwise). */
@@ -41,6 +43,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${urlHost}:${port}`,
+    allowedHosts: allowedHostNames(allowedHosts),
     host,
     port,
     readsNeedLogin: policy.readsNeedLogin,

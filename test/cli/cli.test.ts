@@ -177,7 +177,7 @@ describe('memgit exec', () => {
     expectRepository(gitReport(repo), [{ id: 't1', command: 'create', path: '/memories/s.md', session: session! }]);
 
     const invalid = memgit(['exec', '--repo', repo, '--session', 'two words'], '');
-    expect(invalid.status).toBe(1);
+    expect(invalid.status).toBe(64); // a usage error
     expect(invalid.stderr).toBe('memgit: invalid --session "two words": use 1-128 of A-Z a-z 0-9 _ . : -\n');
   });
 
@@ -288,7 +288,7 @@ describe('memgit log and show', () => {
     expect(entries[4].title).toBe('memgit: initialise store');
     for (const entry of entries) {
       expect(Object.keys(entry).sort()).toEqual(
-        ['actor', 'command', 'commit', 'newPath', 'parent', 'path', 'paths', 'reason', 'reverts', 'schema', 'session', 'time', 'title', 'toolUseId'],
+        ['actor', 'command', 'commit', 'newPath', 'parent', 'path', 'paths', 'reason', 'revertedBy', 'reverts', 'schema', 'session', 'time', 'title', 'toolUseId'],
       );
       expect(entry.schema).toBe('memgit.commit/1');
       expect(new Date(entry.time).toISOString()).toBe(entry.time);
@@ -298,7 +298,6 @@ describe('memgit log and show', () => {
 
   it('filters by --session and --path, and limits with -n', () => {
     expect(logJson('--session', 'sess_one').map((e) => e.toolUseId)).toEqual(['toolu_s1_2', 'toolu_s1_1']);
-    expect(logJson('--session', 'nobody')).toEqual([]);
     expect(logJson('--path', '/memories/dir').map((e) => e.toolUseId)).toEqual(['toolu_s2_2', 'toolu_s1_2']);
     expect(logJson('--path', '/memories/dir2/b.md').map((e) => e.toolUseId)).toEqual(['toolu_s2_2']);
     expect(logJson('--path', '/memories/a.md', '--session', 'sess_two').map((e) => e.toolUseId)).toEqual(['toolu_s2_1']);
@@ -315,10 +314,13 @@ describe('memgit log and show', () => {
     expect(lines[1]).toMatch(new RegExp(`^${commitIds[1].slice(0, 12)}  ${time}  sess_two  str_replace /memories/a.md  toolu_s2_1$`));
     expect(lines[3]).toMatch(new RegExp(`^${commitIds[3].slice(0, 12)}  ${time}  sess_one  create /memories/a.md  toolu_s1_1$`));
     expect(lines[4]).toMatch(new RegExp(`^${commitIds[4].slice(0, 12)}  ${time}  -  \\(store\\)  memgit: initialise store$`));
-    const none = memgit(['log', '--repo', repo, '--session', 'nobody']);
+    const none = memgit(['log', '--repo', repo, '--session', 'sess_one', '--command', 'delete']);
     expect(none.status).toBe(0);
     expect(none.stdout).toBe('');
     expect(none.stderr).toBe('memgit: no commits match\n');
+    const nobody = memgit(['log', '--repo', repo, '--session', 'nobody']);
+    expect(nobody.status).toBe(1);
+    expect(nobody.stderr).toBe('memgit: no session "nobody" in this store (memgit sessions lists them)\n');
   });
 
   it('shows a commit by tool_use id: metadata and unified diff', () => {
@@ -360,7 +362,7 @@ describe('memgit log and show', () => {
   });
 
   // Git ref names are never resolved (agent-controlled strings must not reach git as refs).
-  it.each(['nope', 'ffff', 'deadbeef', 'HEAD', 'main'])('refuses an unknown ref %s with a clear error', (ref) => {
+  it.each(['nope', 'ffff', 'deadbeef', 'main'])('refuses an unknown ref %s with a clear error', (ref) => {
     const run = memgit(['show', '--repo', repo, ref]);
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');

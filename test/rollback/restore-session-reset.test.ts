@@ -212,7 +212,7 @@ describe('reset to a point', () => {
     // Commits land within the same second in a test, so the point is the last one at or before that time.
     const expected = store.history.all().filter((e) => e.time * 1000 <= Date.parse(when)).at(-1)!;
     expect(byTime.title).toBe(`reset to ${when} (${expected.commit.slice(0, 12)})`);
-    await expect(store.reset({ ...OPERATOR, to: '1999-01-01T00:00:00Z' })).rejects.toThrow(/no commit/);
+    await expect(store.reset({ ...OPERATOR, to: '1999-01-01T00:00:00Z' })).rejects.toThrow(/the store did not exist yet at 1999-01-01T00:00:00Z/);
 
     await store.reset({ ...OPERATOR, to: first });
     expect(git(store.dir, 'rev-parse', 'HEAD:memories')).toBe(git(store.dir, 'rev-parse', `${first}:memories`));

@@ -299,4 +299,86 @@ describe('the demo store (the README screenshots)', () => {
     await shot(page, 'session', DOC_SHOTS);
     await page.close();
   });
+
+  it.each([1280, 800, 420])('at %i px wide, no page is wider than the window', async (width) => {
+    const narrow = await browser.newContext({ viewport: { width, height: 900 } });
+    try {
+      const page = await narrow.newPage();
+      const urls = [
+        '/',
+        '/commits',
+        '/sessions',
+        `/sessions/${INJECTED_SESSION}`,
+        `/commits/${INJECTED_TOOL_USE_ID}`,
+        `/commits/${INJECTED_TOOL_USE_ID}?view=split`,
+        '/files/customers/acme-logistics/profile.md',
+        '/files/customers/acme-logistics/profile.md?blame=0',
+        '/tree?dir=customers/acme-logistics',
+        '/search?q=pre-approved',
+        `/compare?from=${INJECTED_TOOL_USE_ID}&to=HEAD`,
+      ];
+      const overflowing: string[] = [];
+      for (const url of urls) {
+        const response = await page.goto(demoServer.url + url);
+        expect([url, response?.status()]).toEqual([url, 200]);
+        const { scrollWidth, clientWidth } = await page.evaluate(() => {
+          const root = (globalThis as InPage).document.scrollingElement;
+          return { scrollWidth: root.scrollWidth as number, clientWidth: root.clientWidth as number };
+        });
+        if (scrollWidth > clientWidth) overflowing.push(`${url}: ${scrollWidth} > ${clientWidth}`);
+      }
+      expect(overflowing).toEqual([]);
+      // Blame lines keep a readable width: the text column is at least half the window.
+      await page.goto(demoServer.url + '/files/customers/acme-logistics/profile.md');
+      const textWidth = await page.locator('table.blame td.tx').first().evaluate((td: InPage) => td.getBoundingClientRect().width as number);
+      expect(textWidth).toBeGreaterThan(width * 0.5 - 40);
+      await shot(page, `file-blame-${width}`);
+    } finally {
+      await narrow.close();
+    }
+  });
+
+  it('the blame gutter keeps the end of ids that tells them apart; the full id is in the title and the link', async () => {
+    const page = await open('/');
+    await page.goto(demoServer.url + '/files/customers/acme-logistics/profile.md');
+    const session = page.locator('table.blame td.gutter a.session').first();
+    const full = (await session.getAttribute('title'))!;
+    expect(full).toMatch(/^sess_\d{8}T\d{6}_[a-z0-9]+$/);
+    const shown = await session.innerText();
+    expect(full.endsWith(shown.split('…').pop()!)).toBe(true);
+    expect(shown.length).toBeLessThanOrEqual(18);
+    expect(await session.getAttribute('href')).toBe(`/sessions/${full}`);
+    const call = page.locator(`table.blame td.gutter a.id[href="/commits/${INJECTED_TOOL_USE_ID}"]`);
+    expect(await call.getAttribute('title')).toBe(INJECTED_TOOL_USE_ID);
+    expect(INJECTED_TOOL_USE_ID.endsWith((await call.innerText()).split('…').pop()!)).toBe(true);
+    await page.close();
+  });
+
+  it('"blame before this change" opens the file as it was just before the call that wrote the line', async () => {
+    const page = await open('/');
+    await page.goto(demoServer.url + '/files/customers/acme-logistics/profile.md');
+    const row = page.locator('table.blame tr', { hasText: 'pre-approved' }).first();
+    await row.locator('a.g-before').click();
+    await page.waitForURL(/\/files\/customers\/acme-logistics\/profile\.md\?at=[0-9a-f]{40}#L\d+$/);
+    const parent = demoStore.history.byToolUseId(INJECTED_TOOL_USE_ID)!.parent!;
+    expect(page.url()).toContain(`at=${parent}`);
+    await expect(page.locator('table.blame').innerText()).resolves.not.toContain('pre-approved');
+    await page.close();
+  });
+
+  it('the compare view shows what changed between two points, as memgit diff does', async () => {
+    const page = await open('/');
+    await page.goto(`${demoServer.url}/compare`);
+    await page.fill('input[name="from"]', `${INJECTED_TOOL_USE_ID}`);
+    await page.fill('input[name="to"]', 'HEAD');
+    await page.fill('input[name="path"]', '/memories/customers/acme-logistics/profile.md');
+    await page.click('form.filters button[type="submit"]');
+    await page.waitForURL('**/compare?*');
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('/memories/customers/acme-logistics/profile.md');
+    await shot(page, 'compare');
+    await expectNoForeignDom(page);
+    await page.close();
+  });
 });
+

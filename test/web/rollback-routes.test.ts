@@ -205,3 +205,20 @@ describe('the actions', () => {
     expect(bad.status).toBe(404);
   });
 });
+
+describe('Cancel on the confirmation pages', () => {
+  it.each([
+    ['revert', () => '/rollback/revert?ref=toolu_bad', () => `/commits/${bad}`],
+    ['revert by commit prefix', () => `/rollback/revert?ref=${bad.slice(0, 10)}`, () => `/commits/${bad}`], // any point form names the target
+    ['restore', () => '/rollback/restore?path=/memories/facts.md&at=toolu_01', () => '/files/facts.md'],
+    ['session', () => '/rollback/session?session=sess_a', () => '/sessions/sess_a'],
+  ])('%s links back to what the operator came from, and writes nothing', async (_name, url, target) => {
+    const b = await loggedIn();
+    const before = storeFingerprint(store.dir);
+    const page = await b.get(url());
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<a class="cancel" href="${target()}">Cancel</a>`);
+    expect(storeFingerprint(store.dir)).toBe(before);
+  });
+});
+

@@ -165,6 +165,8 @@ describe('tree, sessions and search', () => {
   it('lists sessions and shows one session call by call with a combined before/after diff', async () => {
     const list = (await get('/api/sessions')).body.sessions;
     expect(list.map((s: { id: string }) => s.id).sort()).toEqual([HOSTILE_SESSION, 'sess_20261202T100000_alfa', 'sess_20261202T110000_brav', 'sess_20261202T120000_char'].sort());
+    // The same figures as `memgit sessions` (src/history/sessions.ts), plus the files touched.
+    expect(list.find((s: { id: string }) => s.id === 'sess_20261202T110000_brav')).toMatchObject({ calls: 5, writes: 5, reverted: 0, files: 4 });
     const session = (await get('/api/sessions/sess_20261202T110000_brav')).body;
     expect(session.calls).toBe(5);
     expect(session.page.map((c: { step: number; toolUseId: string }) => [c.step, c.toolUseId])).toEqual([
@@ -356,5 +358,34 @@ describe('history through a directory rename', () => {
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('points and the compare view', () => {
+  it('?at= takes any point form (HEAD~N, an ISO time); a malformed one is a 400', async () => {
+    const history = fixture.store.history;
+    const headMinusOne = history.at(history.size - 2)!.commit;
+    const res = await get('/api/tree?at=HEAD~1');
+    expect(res.status).toBe(200);
+    expect(res.body.at.commit).toBe(headMinusOne);
+    expect((await get('/api/tree?at=2999-01-01')).body.at.commit).toBe(history.head!.commit);
+    expect((await get('/api/tree?at=2026-02-30')).status).toBe(400);
+    expect((await get(`/api/tree?at=HEAD~${history.size}`)).status).toBe(404);
+  });
+
+  it('/compare and /api/compare: the files that differ between two points, limited to a path', async () => {
+    const res = await get(`/api/compare?from=${fixture.ids.create}&to=${fixture.ids.project}`);
+    expect(res.status).toBe(200);
+    expect(res.body.from.toolUseId).toBe(fixture.ids.create);
+    expect(res.body.to.toolUseId).toBe(fixture.ids.project);
+    expect(res.body.diffs.map((d: { status: string; newPath: string }) => [d.status, d.newPath])).toEqual([['added', '/memories/projects/atlas.md']]);
+    const limited = await get(`/api/compare?from=${fixture.ids.create}&to=${fixture.ids.project}&path=/memories/prefs.md`);
+    expect(limited.body.diffs).toEqual([]);
+    const page = await get(`/compare?from=${fixture.ids.create}&to=${fixture.ids.project}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Project Atlas');
+    expect((await get('/compare')).status).toBe(200); // the empty form
+    expect((await get(`/api/compare?from=${fixture.ids.create}&path=../etc`)).status).toBe(400);
+    expect((await get('/api/compare?from=nope')).status).toBe(404);
   });
 });

@@ -12,7 +12,7 @@ import {
 } from '../../agent/chat-session';
 import { isValidId } from '../../contract/paths';
 import { newSessionId } from '../../store/session-id';
-import { fail, openStore, positiveInteger, repoOption, resolveRepo } from '../options';
+import { fail, openStore, positiveInteger, repoOption, resolveRepo, usage } from '../options';
 
 interface ChatOptions {
   repo?: string;
@@ -62,7 +62,7 @@ export function registerChat(program: Command): void {
       const compaction = compactionOptions(options);
       if (!process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_AUTH_TOKEN) fail(MISSING_KEY_MESSAGE);
       const session = options.session ?? newSessionId();
-      if (!isValidId(session)) fail(`invalid --session ${JSON.stringify(session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
+      if (!isValidId(session)) usage(`invalid --session ${JSON.stringify(session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
       const model = options.model || process.env.MEMGIT_MODEL || DEFAULT_MODEL;
       // Loaded here, not at the top: every other command (exec above all) starts faster without the SDK.
       const { default: Anthropic } = require('@anthropic-ai/sdk') as typeof import('@anthropic-ai/sdk');

@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { isValidId } from '../../contract/paths';
 import { MemgitError } from '../../store/errors';
 import { newSessionId } from '../../store/session-id';
-import { openStore, repoOption, fail } from '../options';
+import { openStore, repoOption, usage } from '../options';
 
 /** Largest input line accepted; a longer one gets an error line (memory files are capped far below). */
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -29,7 +29,7 @@ export function registerExec(program: Command): void {
     )
     .action(async (options: { repo?: string; session?: string; createMode: 'overwrite' | 'error' }) => {
       const session = options.session ?? newSessionId();
-      if (!isValidId(session)) fail(`invalid --session ${JSON.stringify(session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
+      if (!isValidId(session)) usage(`invalid --session ${JSON.stringify(session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
       if (!options.session) process.stderr.write(`memgit: session ${session}\n`);
       const store = await openStore(options.repo, { createMode: options.createMode });
       const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });

@@ -16,14 +16,37 @@ export function registerGc(program: Command): void {
     .addOption(repoOption())
     .option('--incremental', 'pack only loose objects into a new pack')
     .option('--quiet', 'print nothing on success')
-    .action(async (options: { repo?: string; incremental?: boolean; quiet?: boolean }) => {
+    .option('--json', 'print the report as one JSON object')
+    .addHelpText(
+      'after',
+      '\nOn a terminal, progress goes to stderr. A gc with nothing new to pack (one pack, no loose object)\n' +
+        'does no work and says so.\n\nExamples:\n' +
+        '  memgit gc\n' +
+        '  memgit gc --incremental --json',
+    )
+    .action(async (options: { repo?: string; incremental?: boolean; quiet?: boolean; json?: boolean }) => {
       const store = await openStore(options.repo, { create: false });
       const objectsDir = path.join(store.gitdir, 'objects');
       const before = await diskBytes(objectsDir);
-      const report = await store.gc({ full: !options.incremental });
-      const after = await diskBytes(objectsDir);
-      await store.close();
+      const showProgress = process.stderr.isTTY === true && !options.quiet && !options.json;
+      let shown = false;
+      const onProgress = (message: string) => {
+        if (!showProgress) return;
+        process.stderr.write(`\r\x1b[K${message}`);
+        shown = true;
+      };
+      const report = await store.gc({ full: !options.incremental, onProgress }).finally(() => store.close());
+      if (shown) process.stderr.write('\r\x1b[K');
+      const after = report.upToDate ? before : await diskBytes(objectsDir);
+      if (options.json) {
+        process.stdout.write(JSON.stringify({ ...report, bytes_before: before, bytes_after: after }) + '\n');
+        return;
+      }
       if (options.quiet) return;
+      if (report.upToDate) {
+        process.stdout.write(`nothing to pack: every object is in one pack already, no loose objects; objects: ${formatBytes(after)}\n`);
+        return;
+      }
       process.stdout.write(
         `packed ${report.packedObjects} objects (${report.full ? 'full repack' : 'incremental'}); ` +
           `removed ${report.looseRemoved} loose object(s) and ${report.packsRemoved} old pack(s); ` +

@@ -7,7 +7,7 @@ export function registerReset(program: Command): void {
     program
       .command('reset')
       .summary('one new commit whose memory equals the memory at a point in history')
-      .requiredOption('--to <point>', 'a tool_use id, a commit id, or an ISO time (the last commit at or before it)')
+      .requiredOption('--to <point>', 'a tool_use id, a commit id or prefix, HEAD~N, or an ISO time (the last commit at or before it)')
       .addOption(repoOption()),
   ).action(async (options: RollbackCliOptions & { to: string }) => {
     const store = await openStore(options.repo, { create: false });

@@ -8,7 +8,7 @@ export function registerRestore(program: Command): void {
       .command('restore')
       .summary('put a file or directory back as it was right after a call')
       .argument('<path>', 'a /memories path (a file or a directory)')
-      .requiredOption('--at <ref>', 'the tool_use id or commit after which to take the path')
+      .requiredOption('--at <ref>', 'the point to take it from: a tool_use id (right after that call), a commit, HEAD~N, or an ISO time')
       .option('--delete', 'allow deleting files that are there now but were not at that point')
       .addOption(repoOption()),
   )

@@ -7,7 +7,7 @@ export function registerRevert(program: Command): void {
     program
       .command('revert')
       .summary('undo one tool call with a new commit; later calls on other lines stay')
-      .argument('<ref>', 'a tool_use id, or a commit id (full or at least 4 hex digits)')
+      .argument('<ref>', 'a tool_use id, a commit id (full or at least 4 hex digits), HEAD, HEAD~N, or an ISO time')
       .addOption(repoOption()),
   ).action(async (ref: string, options: RollbackCliOptions) => {
     const store = await openStore(options.repo, { create: false });

@@ -15,16 +15,38 @@ export function registerServe(program: Command): void {
     .addOption(repoOption())
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', (v) => parsePort(v), 3000)
-    .action(async (options: { repo?: string; host: string; port: number }) => {
+    .option('--allowed-host <host>', 'also answer requests for this Host (a LAN address or name); repeatable', collectHost, [] as string[])
+    .option('--public-url <url>', 'the URL browsers use behind a reverse proxy (its host is allowed; X-Forwarded-Proto from a loopback proxy is trusted)', parsePublicUrl)
+    .addHelpText(
+      'after',
+      '\nRequests are answered only for Host names the server knows (DNS rebinding): localhost, 127.0.0.1,\n' +
+        '[::1], the --host it binds, every --allowed-host and the --public-url host; any other Host gets 421.\n' +
+        'The start-up lines say which.\n\nExamples:\n' +
+        '  memgit serve --repo ./memories-repo\n' +
+        '  memgit serve --host 0.0.0.0 --allowed-host 192.168.1.20 --allowed-host memory.lan\n' +
+        '  memgit serve --port 8080 --public-url https://memory.example.com   # behind nginx/caddy on this machine',
+    )
+    .action(async (options: ServeCliOptions) => {
       await serveUntilStopped(await openStore(options.repo, { create: false }), { ...options, command: 'memgit serve' });
     });
+}
+
+interface ServeCliOptions {
+  repo?: string;
+  host: string;
+  port: number;
+  allowedHost?: string[];
+  publicUrl?: URL;
 }
 
 /**
  * Serve the audit UI on an open store until SIGINT/SIGTERM, then close both. Shared by `memgit serve` and
  * `memgit demo`, so the demo always shows the same UI.
  */
-export async function serveUntilStopped(store: MemoryStore, options: { host: string; port: number; command: string }): Promise<RunningServer> {
+export async function serveUntilStopped(
+  store: MemoryStore,
+  options: { host: string; port: number; command: string; allowedHost?: string[]; publicUrl?: URL },
+): Promise<RunningServer> {
   // The web stack loads only when a server starts, so the CLI's other commands start faster.
   const { startServer } = require('../../web/server') as typeof import('../../web/server');
   const { newOperatorToken, tokenProblem } = require('../../web/auth') as typeof import('../../web/auth');
@@ -39,7 +61,16 @@ export async function serveUntilStopped(store: MemoryStore, options: { host: str
   const token = fromEnv ?? newOperatorToken();
   let server: RunningServer;
   try {
-    server = await startServer({ store, host: options.host, port: options.port, routes: [rollbackRoutes({ token })] });
+    const allowedHosts = [...(options.allowedHost ?? []), ...(options.publicUrl ? [options.publicUrl.host] : [])];
+    server = await startServer({
+      store,
+      host: options.host,
+      port: options.port,
+      allowedHosts,
+      trustProxy: options.publicUrl ? 'loopback' : undefined,
+      publicUrl: options.publicUrl?.origin,
+      routes: [rollbackRoutes({ token })],
+    });
   } catch (error) {
     await store.close();
     fail(listenFailure(options.host, options.port, error as NodeJS.ErrnoException));
@@ -48,6 +79,13 @@ export async function serveUntilStopped(store: MemoryStore, options: { host: str
   const unregister = await registerHolder(store.gitdir, { command: options.command, url: server.url });
   process.stdout.write(`memgit: audit UI for ${store.dir} at ${server.url}/ (Ctrl-C to stop)\n`);
   process.stdout.write(`memgit: ${server.accessNotice}\n`);
+  if (options.publicUrl) process.stdout.write(`memgit: public URL ${options.publicUrl.origin}/\n`);
+  process.stdout.write(`memgit: answers requests for Host ${server.allowedHosts.join(', ')}; any other Host gets 421\n`);
+  if (isWildcard(options.host) && !(options.allowedHost?.length || options.publicUrl)) {
+    process.stdout.write(
+      `memgit: listening on every interface, but other machines reach it by an address not listed above: add --allowed-host <address or name> (or --public-url)\n`,
+    );
+  }
   if (fromEnv === undefined) process.stdout.write(`memgit: operator token (log in at ${server.url}/login to revert or restore): ${token}\n`);
   const stop = async () => {
     await server.close();
@@ -72,4 +110,31 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected an integer from 0 to 65535');
   return port;
+}
+
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '[::]';
+}
+
+/** A host name or IP literal (optionally with a port) for the Host check; wildcards are refused. */
+function collectHost(value: string, previous: string[]): string[] {
+  const host = value.trim().toLowerCase();
+  if (!/^(?:\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/.test(host) || host.startsWith('.') || host.includes('..')) {
+    throw new InvalidArgumentError('expected a host name or IP address (e.g. memory.lan, 192.168.1.20, [fd00::1])');
+  }
+  return [...previous, host];
+}
+
+function parsePublicUrl(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('expected an absolute URL such as https://memory.example.com');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('expected an http or https URL');
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash || url.username || url.password) {
+    throw new InvalidArgumentError('expected the origin only (scheme, host, port): the UI is served at the root');
+  }
+  return url;
 }

@@ -1,9 +1,12 @@
 import { Command } from 'commander';
-import { fileDiffs, unifiedDiff } from '../../store/commit-diff';
+import { commitPatches } from '../../history/log-query';
+import { fileDiffs } from '../../store/commit-diff';
+import { revertedBy } from '../../history/reverts';
 import { CommitNotFoundError } from '../../store/errors';
 import { callsOf } from '../../history/calls';
 import { CallRecord } from '../../history/records';
 import { oneLine } from '../../store/commit-message';
+import type { HistoryEntry } from '../../store/history-index';
 import { fail, openStore, repoOption } from '../options';
 import { commitRecord, FileChangeRecord } from '../../history/records';
 
@@ -11,14 +14,22 @@ export function registerShow(program: Command): void {
   program
     .command('show')
     .summary('show one commit: its metadata and unified diff')
-    .argument('<ref>', 'a tool_use id, or a commit id (full or at least 4 hex digits); also a view or a failed call')
+    .argument('<ref>', 'a tool_use id, a commit id (full or at least 4 hex digits), HEAD, HEAD~N, or an ISO time; also a view or a failed call')
     .addOption(repoOption())
-    .option('--json', 'the commit record (docs/records.md) plus per-file patches, as one JSON object')
+    .option('--json', 'the commit record (docs/records.md) with revertedBy and per-file patches, as one JSON object')
+    .addHelpText(
+      'after',
+      '\nA call that was undone later says which commit reverted it ("reverted by"), and whether that revert\n' +
+        'was itself reverted (the call re-applied).\n\nExamples:\n' +
+        '  memgit show toolu_01B2OlatoaybhHitbwJuQ5gK\n' +
+        '  memgit show HEAD~1 --json\n' +
+        '  memgit show 2026-11-30T10:00Z          # the commit in effect at that time',
+    )
     .action(async (ref: string, options: { repo?: string; json?: boolean }) => {
       const store = await openStore(options.repo, { create: false });
-      let entry;
+      let entry: HistoryEntry;
       try {
-        entry = await store.resolve(ref);
+        entry = await store.resolvePoint(ref);
       } catch (error) {
         if (!(error instanceof CommitNotFoundError)) throw error;
         // A read or a failed call makes no commit, but it is on the record: the call log.
@@ -30,10 +41,11 @@ export function registerShow(program: Command): void {
         return;
       }
       const diffs = fileDiffs(entry);
-      const patches = await Promise.all(diffs.map((d) => unifiedDiff(store.objects, d)));
+      const patches = await commitPatches(store.objects, entry);
+      const undoneBy = revertedBy(store.history, entry.commit);
       if (options.json) {
         const files: FileChangeRecord[] = diffs.map((d, i) => ({ status: d.status, oldPath: d.oldPath, newPath: d.newPath, patch: patches[i] }));
-        process.stdout.write(JSON.stringify({ ...commitRecord(entry), files }) + '\n');
+        process.stdout.write(JSON.stringify({ ...commitRecord(entry), revertedBy: undoneBy.map((e) => e.commit), files }) + '\n');
       } else {
         const meta = commitRecord(entry);
         const lines = [`commit ${entry.commit}`];
@@ -49,6 +61,11 @@ export function registerShow(program: Command): void {
         if (meta.actor) lines.push(`actor   ${meta.actor}`);
         for (const r of meta.reverts) lines.push(`reverts ${r}`);
         if (meta.reason) lines.push(`reason  ${meta.reason}`);
+        for (const undo of undoneBy) {
+          const again = revertedBy(store.history, undo.commit);
+          const note = again.length ? ` (itself reverted by ${again.map((e) => e.commit.slice(0, 12)).join(', ')})` : '';
+          lines.push(`reverted by ${undo.commit} ${undo.title} ${new Date(undo.time * 1000).toISOString()}${note}`);
+        }
         process.stdout.write(lines.join('\n') + '\n\n' + (patches.join('\n') || '(no change to memory files)\n'));
       }
       await store.close();

@@ -1,7 +1,8 @@
 import { resolvePath, isValidId } from '../../contract/paths';
 import { blobText, FileDiff, isMemoryFile, unifiedTextDiff } from '../commit-diff';
 import { oneLine, CommitMeta } from '../commit-message';
-import { CommitNotFoundError, RollbackRefusedError, StaleHeadError } from '../errors';
+import { RollbackRefusedError, StaleHeadError } from '../errors';
+import { isIsoTime } from '../points';
 import { MEMORY_ROOT, toRepoPath } from '../git-reader';
 import type { HistoryEntry } from '../history-index';
 import type { MemoryStore } from '../memory-store';
@@ -168,7 +169,7 @@ function rebase(files: MemoryFiles, from: string, to: string): MemoryFiles {
 /** One new commit whose memory equals the memory at a point: a tool_use id, a commit, or an ISO time. */
 export function reset(store: MemoryStore, to: string, options: RollbackOptions): Promise<RollbackOutcome> {
   return run(store, 'reset', options, async (s, head) => {
-    const point = await resolvePoint(s, to);
+    const point = await resolveTarget(s, to);
     const before = await readMemoryFiles(s.objects, await s.commitTree(head));
     const after = await readMemoryFiles(s.objects, await s.commitTree(point.commit));
     const label = isIsoTime(to) ? `${to} (${point.commit.slice(0, 12)})` : describeCall(point);
@@ -195,26 +196,10 @@ function laterCommits(store: MemoryStore, point: HistoryEntry): HistoryEntry[] {
   return commits;
 }
 
+/** Any point in history (see store/points.ts): a tool_use id, a commit or prefix, HEAD, HEAD~N, an ISO time. */
 async function resolveTarget(store: MemoryStore, ref: string): Promise<HistoryEntry> {
-  if (typeof ref !== 'string' || ref === '') throw new RollbackRefusedError('memgit: name a tool_use id or a commit');
-  return store.resolve(ref);
-}
-
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
-
-function isIsoTime(value: string): boolean {
-  return ISO_TIME.test(value);
-}
-
-/** The last commit at or before an ISO time, or a tool_use id / commit. */
-async function resolvePoint(store: MemoryStore, to: string): Promise<HistoryEntry> {
-  if (!isIsoTime(to)) return resolveTarget(store, to);
-  const millis = Date.parse(to);
-  if (Number.isNaN(millis)) throw new RollbackRefusedError(`memgit: ${JSON.stringify(to)} is not a valid time`);
-  const seconds = Math.floor(millis / 1000);
-  const entries = store.history.all();
-  for (let i = entries.length - 1; i >= 0; i--) if (entries[i].time <= seconds) return entries[i];
-  throw new CommitNotFoundError(to);
+  if (typeof ref !== 'string' || ref === '') throw new RollbackRefusedError('memgit: name a tool_use id, a commit, HEAD~N or an ISO time');
+  return store.resolvePoint(ref);
 }
 
 async function run(store: MemoryStore, operation: RollbackOperation, options: RollbackOptions, plan: Planner): Promise<RollbackOutcome> {

@@ -1,4 +1,5 @@
 import { commitsRoutes } from './commits';
+import { compareRoutes } from './compare';
 import { filesRoutes } from './files';
 import { overviewRoutes } from './overview';
 import { searchRoutes } from './search';
@@ -6,4 +7,4 @@ import { sessionsRoutes } from './sessions';
 import type { RouteModule } from '../page';
 
 /** Every route of the UI, in one list. New features (rollback) add their module here. */
-export const ROUTE_MODULES: RouteModule[] = [overviewRoutes, commitsRoutes, sessionsRoutes, filesRoutes, searchRoutes];
+export const ROUTE_MODULES: RouteModule[] = [overviewRoutes, commitsRoutes, sessionsRoutes, filesRoutes, searchRoutes, compareRoutes];

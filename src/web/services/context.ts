@@ -1,7 +1,7 @@
 import { blobText } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import type { MemoryStore } from '../../store/memory-store';
-import { AmbiguousRefError, CommitNotFoundError } from '../../store/errors';
+import { AmbiguousPointError, AmbiguousRefError, CommitNotFoundError, InvalidPointError } from '../../store/errors';
 import type { RefKind } from '../../store/resolve-ref';
 import { MEMORY_ROOT } from '../../store/git-reader';
 import { commitRecord, CommitRecord } from '../../history/records';
@@ -153,7 +153,7 @@ export async function sizeOf(ctx: AuditContext, oid: string): Promise<number> {
   return size;
 }
 
-/** The entry a ref names (commit id, abbreviation or tool_use id), or HEAD when none is given. */
+/** The entry a point names (tool_use id, commit or prefix, HEAD~N, ISO time: store/points.ts; `kind` restricts it to commits or calls), or HEAD when none is given. */
 export async function entryFor(ctx: AuditContext, ref: string | undefined, kind: RefKind = 'any'): Promise<HistoryEntry> {
   if (ref === undefined || ref === '') {
     const head = ctx.store.history.head;
@@ -161,11 +161,14 @@ export async function entryFor(ctx: AuditContext, ref: string | undefined, kind:
     return head;
   }
   try {
-    return await ctx.store.resolve(ref, kind);
+    return kind === 'any' ? await ctx.store.resolvePoint(ref) : await ctx.store.resolve(ref, kind);
   } catch (error) {
-    if (error instanceof AmbiguousRefError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
+    if (error instanceof AmbiguousRefError || error instanceof InvalidPointError || error instanceof AmbiguousPointError) {
+      throw new BadRequest(error.message.replace(/^memgit: /, ''));
+    }
     if (error instanceof CommitNotFoundError) {
-      const what = kind === 'commit' ? 'commit' : kind === 'call' ? 'call with tool_use id' : 'commit or tool_use id';
+      if (kind === 'any') throw new NotFound(error.message.replace(/^memgit: /, ''));
+      const what = kind === 'commit' ? 'commit' : 'call with tool_use id';
       throw new NotFound(`no ${what} ${JSON.stringify(ref)} in this store`);
     }
     throw error;

@@ -49,6 +49,12 @@ export interface BlameLine {
 /** A revision as pages and JSON twins show it: the file revision record plus its position in history. */
 export type FileRevision = FileRevisionRecord & { position: number };
 
+export interface BlameOrigin extends CommitSummary {
+  /** The file (its path then) and the commit just before this call: "blame before this change"; null when the call created it. */
+  beforePath: string | null;
+  beforeAt: string | null;
+}
+
 export interface FilePage {
   rel: string;
   path: string;
@@ -64,7 +70,7 @@ export interface FilePage {
   truncated: boolean;
   linesCut: boolean;
   /** Calls that wrote the lines shown, by commit. */
-  origins: Record<string, CommitSummary>;
+  origins: Record<string, BlameOrigin>;
   /** Whether `lines` carry blame (origins); false for ?blame=0 and when blame was over budget. */
   blamed: boolean;
   /** Blame was asked for but would cost more than BLAME_MAX_LINE_STEPS: the sizes that decided it. */
@@ -104,11 +110,20 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
   const withBlame = state.origins.length > 0 || state.lines.length === 0;
   const limit = Math.min(state.lines.length, MAX_SHOWN_LINES);
   const lines: BlameLine[] = [];
-  const origins: Record<string, CommitSummary> = {};
+  const origins: Record<string, BlameOrigin> = {};
+  const revisionOf = new Map(revisions.map((r) => [r.entry.commit, r]));
   let chars = 0;
   for (let k = 0; k < limit && chars < MAX_SHOWN_CHARS; k++) {
     const origin = withBlame ? state.origins[k] : '';
-    if (withBlame && !origins[origin]) origins[origin] = summarise(ctx, history.get(origin)!);
+    if (withBlame && !origins[origin]) {
+      const revision = revisionOf.get(origin);
+      const before = revision && revision.kind !== 'created' ? revision : undefined;
+      origins[origin] = {
+        ...summarise(ctx, history.get(origin)!),
+        beforePath: before ? `/${before.kind === 'renamed' ? before.from! : before.repoPath}` : null,
+        beforeAt: before?.entry.parent ?? null,
+      };
+    }
     const full = state.lines[k];
     const cut = full.length > MAX_LINE_CHARS;
     const shownText = cut ? full.slice(0, MAX_LINE_CHARS) : full;

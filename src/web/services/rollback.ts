@@ -1,4 +1,5 @@
-import { AmbiguousRefError, CommitNotFoundError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
+import { revertedBy as revertedByIndex } from '../../history/reverts';
+import { AmbiguousPointError, AmbiguousRefError, CommitNotFoundError, InvalidPointError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
 import { contentsOf, RollbackOptions, RollbackOutcome } from '../../store/rollback';
 import { MAX_PAGE_DIFF_CHARS } from './budget';
 import { AuditContext, BadRequest, CommitSummary, entryFor, NotFound, summarise } from './context';
@@ -66,7 +67,7 @@ export async function runAction(ctx: AuditContext, action: RollbackAction, optio
   } catch (error) {
     if (error instanceof AmbiguousRefError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
     if (error instanceof CommitNotFoundError) throw new NotFound(error.message.replace(/^memgit: /, ''));
-    if (error instanceof RollbackRefusedError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
+    if (error instanceof RollbackRefusedError || error instanceof InvalidPointError || error instanceof AmbiguousPointError) throw new BadRequest(error.message.replace(/^memgit: /, ''));
     throw error;
   }
 }
@@ -139,26 +140,7 @@ function targetOfReset(ctx: AuditContext, outcome: RollbackOutcome): string | nu
   return ctx.store.history.get(oldestUndone)?.parent ?? null;
 }
 
-/** Which operator commits reverted a commit: an index over the Memory-Reverts trailers, extended as commits land. */
-const revertIndexes = new WeakMap<AuditContext, { size: number; head: string | null; byTarget: Map<string, string[]> }>();
-
+/** Which operator commits reverted a commit (the index over Memory-Reverts trailers lives in src/history). */
 export function revertedBy(ctx: AuditContext, commit: string): CommitSummary[] {
-  const history = ctx.store.history;
-  let index = revertIndexes.get(ctx);
-  // History only grows; if it was rewritten under us (a different entry at the last indexed spot), start over.
-  if (!index || index.size > history.size || (index.size > 0 && history.at(index.size - 1)?.commit !== index.head)) {
-    index = { size: 0, head: null, byTarget: new Map() };
-    revertIndexes.set(ctx, index);
-  }
-  for (let i = index.size; i < history.size; i++) {
-    const entry = history.at(i)!;
-    for (const target of entry.reverts ?? []) {
-      const list = index.byTarget.get(target);
-      if (list) list.push(entry.commit);
-      else index.byTarget.set(target, [entry.commit]);
-    }
-  }
-  index.size = history.size;
-  index.head = history.size ? history.at(history.size - 1)!.commit : null;
-  return (index.byTarget.get(commit) ?? []).map((c) => summarise(ctx, history.get(c)!));
+  return revertedByIndex(ctx.store.history, commit).map((entry) => summarise(ctx, entry));
 }

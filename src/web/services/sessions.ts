@@ -1,3 +1,4 @@
+import { sessionStats, SessionStats } from '../../history/sessions';
 import { FileDiff, isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import type { TimelineRecord } from '../../store/timeline';
@@ -15,16 +16,15 @@ const MAX_ALL_CALLS = 1000;
 
 export type SessionSummary = SessionRecord;
 
-/** All sessions, most recently active first; recomputed only when history has grown. */
+/** All sessions, most recently active first (the figures `memgit sessions` prints); recomputed only when history has grown. */
 export function listSessions(ctx: AuditContext): SessionSummary[] {
   const history = ctx.store.history;
   const cached = ctx.sessionList as { size: number; list: SessionSummary[] } | undefined;
   if (cached && cached.size === history.size) return cached.list;
-  const list = history.sessions().map((id) => {
-    const entries = history.bySession(id);
+  const list = sessionStats(history).map((stats) => {
     const files = new Set<string>();
-    for (const e of entries) for (const c of e.changes) if (isMemoryFile(c.path)) files.add(c.path);
-    return { id, calls: entries.length, first: entries[0].time, last: entries[entries.length - 1].time, files: files.size };
+    for (const e of history.bySession(stats.id)) for (const c of e.changes) if (isMemoryFile(c.path)) files.add(c.path);
+    return { ...stats, files: files.size };
   });
   list.sort((a, b) => b.last - a.last || (a.id < b.id ? -1 : 1));
   const records = list.map(sessionRecord);
