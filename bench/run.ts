@@ -6,6 +6,8 @@
  *   npm run bench -- --sizes=0,1000,10000 --files=1000 --reps=20 --read-sizes=10000 --out=FILE
  *   MEMGIT_BENCH_SIZES=0,1000,10000 npm run bench   (the same as --sizes)
  *   MEMGIT_BENCH_SERVER_STORES / _CLIENTS / _SECONDS (100 / 8 / 60; SECONDS=0 skips the server section)
+ *   MEMGIT_BENCH_REPLICATION_SECONDS (30; 0 skips), MEMGIT_BENCH_REPLICATION_COMMITS (10,000: clone and open)
+ *   MEMGIT_BENCH_REDACTION_COMMITS (10,000; 0 skips the redaction section)
  *
  * Write side: for each store size, the same cycle of calls (create, view, str_replace, insert, rename,
  * delete on a new file, and an insert into an existing file) through memgit's store.execute (durable:
@@ -31,6 +33,8 @@ import { treePage } from '../src/web/services/tree';
 import { ensureStore, factOf, filePath, HOT_FILE, sessionOf, TOPICS } from './generate';
 import { cell, mb, ms, now, summarise, Summary, table, timed } from './stats';
 import { benchServer, killUnderLoad, renderServerSection } from './server';
+import { benchReplication, renderReplication } from './replication';
+import { benchRedaction, renderRedaction } from './redaction';
 
 interface Options {
   sizes: number[];
@@ -547,7 +551,26 @@ async function main(): Promise<void> {
     seconds: Number(process.env.MEMGIT_BENCH_SERVER_SECONDS ?? (opts.quick ? 5 : 60)),
   };
   const serverSection = serverOpts.seconds > 0 ? renderServerSection(await benchServer(serverOpts, log), await killUnderLoad(serverOpts, log)) : '';
-  const report = render(opts, writes, flat, reads, disk, (now() - started) / 1000) + (serverSection ? `\n${serverSection}` : '');
+  // Replication (bench/replication.ts): push lag under a steady 20 calls/s, clone and open a big store.
+  const replicationSeconds = Number(process.env.MEMGIT_BENCH_REPLICATION_SECONDS ?? (opts.quick ? 5 : 30));
+  const replicationSection =
+    replicationSeconds > 0
+      ? renderReplication(
+          await benchReplication({
+            rate: 20,
+            seconds: replicationSeconds,
+            commits: Number(process.env.MEMGIT_BENCH_REPLICATION_COMMITS ?? (opts.quick ? 0 : 10_000)),
+            cacheDir: CACHE,
+            log,
+          }),
+        )
+      : '';
+  // Redaction (bench/redaction.ts): a whole-history rewrite on a copy of a generated store.
+  const redactionCommits = Number(process.env.MEMGIT_BENCH_REDACTION_COMMITS ?? (opts.quick ? 1000 : 10_000));
+  const redactionSection = redactionCommits > 0 ? renderRedaction(await benchRedaction({ commits: redactionCommits, cacheDir: CACHE, log })) : '';
+  const report =
+    render(opts, writes, flat, reads, disk, (now() - started) / 1000) +
+    [serverSection, replicationSection, redactionSection].filter(Boolean).map((section) => `\n${section}`).join('');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);

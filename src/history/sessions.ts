@@ -23,6 +23,7 @@ export function sessionStats(history: HistoryIndex): SessionStats[] {
     const entries = history.bySession(id);
     return {
       id,
+      lastPosition: history.position(entries[entries.length - 1].commit) ?? 0,
       first: entries[0].time,
       last: entries[entries.length - 1].time,
       calls: entries.length,
@@ -30,5 +31,6 @@ export function sessionStats(history: HistoryIndex): SessionStats[] {
       reverted: entries.filter((e) => revertedBy(history, e.commit).length > 0).length,
     };
   });
-  return list.sort((a, b) => b.last - a.last || (a.id < b.id ? -1 : 1));
+  // Commit times have one-second resolution: within a second, the later commit in history is the newer.
+  return list.sort((a, b) => b.last - a.last || b.lastPosition - a.lastPosition).map(({ lastPosition: _, ...stats }) => stats);
 }

@@ -500,8 +500,9 @@ export class MemoryStore {
    * so does an old commit id that a redaction rewrote.
    */
   async resolvePoint(ref: string): Promise<HistoryEntry> {
-    if (/^(commit|call):/.test(ref)) return this.resolve(ref);
     await this.refreshHead();
+    // A kind-named ref, or one that is a tool_use id spelling a commit id, goes where ambiguity is refused.
+    if (/^(commit|call):/.test(ref) || (/^[0-9a-f]{4,40}$/i.test(ref) && this.history.byToolUseId(ref))) return this.resolve(ref);
     try {
       return resolvePoint(this.history, ref);
     } catch (error) {

@@ -120,7 +120,7 @@ describe('memgit log', () => {
   const ids = (args: string[]) => {
     const run = memgit(['log', '--repo', repo, '--json', ...args]);
     expect(run.status).toBe(0);
-    return run.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).tool_use_id ?? JSON.parse(l).title);
+    return run.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).toolUseId ?? JSON.parse(l).title);
   };
 
   it('--follow follows a file back through its rename; without it the path is literal', () => {
@@ -142,7 +142,7 @@ describe('memgit log', () => {
   it('-S finds the calls that introduced or removed a text, marked as such', () => {
     const run = memgit(['log', '--repo', repo, '-S', 'secret code', '--json']);
     const rows = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(rows.map((r) => [r.tool_use_id ?? r.title.slice(0, 6), r.pickaxe])).toEqual([
+    expect(rows.map((r) => [r.toolUseId ?? r.title.slice(0, 6), r.pickaxe])).toEqual([
       ['revert', 'introduced'],
       ['revert', 'removed'],
       ['revert', 'introduced'],
@@ -155,9 +155,9 @@ describe('memgit log', () => {
 
   it('marks reverted calls, in text and JSON; --oneline, --stat and -p', () => {
     const json = memgit(['log', '--repo', repo, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-    const call = json.find((r) => r.tool_use_id === 'toolu_04');
-    expect(call.reverted_by).toEqual([commits[6], commits[8]]);
-    expect(json.find((r) => r.commit === commits[6]).reverted_by).toEqual([commits[7]]);
+    const call = json.find((r) => r.toolUseId === 'toolu_04');
+    expect(call.revertedBy).toEqual([commits[6], commits[8]]);
+    expect(json.find((r) => r.commit === commits[6]).revertedBy).toEqual([commits[7]]);
     const oneline = memgit(['log', '--repo', repo, '--oneline', '--session', 'sess_20261202T150000_zz01']).stdout;
     expect(oneline).toBe(
       `${commits[5].slice(0, 12)} toolu_05 insert /memories/notes/n.md\n` +
@@ -189,9 +189,9 @@ describe('memgit show', () => {
     expect(call.stdout).toContain(`(itself reverted by ${commits[7].slice(0, 12)})`);
     expect(call.stdout).toContain(`reverted by ${commits[8]} revert toolu_04 `); // the second revert too
     const firstRevert = JSON.parse(memgit(['show', commits[6], '--repo', repo, '--json']).stdout);
-    expect(firstRevert.reverted_by).toEqual([commits[7]]);
+    expect(firstRevert.revertedBy).toEqual([commits[7]]);
     expect(firstRevert.reverts).toEqual([commits[4]]);
-    expect(JSON.parse(memgit(['show', 'toolu_05', '--repo', repo, '--json']).stdout).reverted_by).toEqual([]);
+    expect(JSON.parse(memgit(['show', 'toolu_05', '--repo', repo, '--json']).stdout).revertedBy).toEqual([]);
   });
 });
 

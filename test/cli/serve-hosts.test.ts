@@ -3,10 +3,14 @@
  * other Host still gets 421, and the start-up lines say which hosts the server answers to.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { call, create, dispose, git, newStore } from '../rollback/helpers';
+
+/** A token with real entropy (the server refuses low-variety ones). */
+const OPERATOR_TOKEN = randomBytes(24).toString('base64url');
 
 jest.setTimeout(180_000);
 
@@ -28,7 +32,7 @@ afterEach(() => {
 
 /** Start `memgit serve` and wait until its stdout matches `ready`. */
 function serve(args: string[], ready = /any other Host gets 421\n/): Promise<{ port: number; stdout: () => string; stop: () => Promise<void> }> {
-  const env = { ...process.env, MEMGIT_TOKEN: 't'.repeat(32) };
+  const env = { ...process.env, MEMGIT_TOKEN: OPERATOR_TOKEN };
   const child = spawn(process.execPath, [CLI_MAIN, 'serve', '--repo', store.dir, '--port', '0', ...args], { env, cwd: REPO_ROOT });
   children.push(child);
   let out = '';
@@ -82,7 +86,7 @@ it('answers the allowed hosts and the public URL host, refuses any other Host wi
           host: 'memory.example.com',
           origin: 'https://memory.example.com',
           'content-type': 'application/json',
-          authorization: `Bearer ${'t'.repeat(32)}`,
+          authorization: `Bearer ${OPERATOR_TOKEN}`,
           ...extra,
         },
         body: JSON.stringify({ ref: 'toolu_01', operator: 'ci', dryRun: true }),

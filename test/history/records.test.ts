@@ -49,6 +49,7 @@ describe('records', () => {
 
   it('memgit log --json, show --json and /api give the same commit records', async () => {
     const cli = (...args: string[]) => spawnSync(process.execPath, [CLI_MAIN, ...args, '--repo', store.dir], { encoding: 'utf8' });
+    // log --json adds revertedBy to each record (the commits that undid it); the API rows do not.
     const log = cli('log', '--json').stdout.trim().split('\n').map((line) => JSON.parse(line));
     expect(log).toHaveLength(5);
     log.forEach((record) => expectConforms(record, 'commit'));
@@ -57,7 +58,7 @@ describe('records', () => {
     const api = (url: string) => request(app).get(url).set('Host', '127.0.0.1').then((res) => res.body);
     const listed = (await api('/api/commits')).rows as Array<Record<string, unknown>>;
     const withoutPosition = listed.map(({ position: _position, added: _added, removed: _removed, ...rest }) => rest);
-    expect(withoutPosition).toEqual(log);
+    expect(withoutPosition).toEqual(log.map(({ revertedBy: _revertedBy, ...rest }) => rest));
     listed.forEach((record) => expectConforms(record, 'commit'));
 
     const shown = JSON.parse(cli('show', 'toolu_r3', '--json').stdout);
@@ -65,11 +66,14 @@ describe('records', () => {
     expect(shownRecord).toEqual(log.find((r) => r.toolUseId === 'toolu_r3'));
     expect(files).toEqual([{ status: 'renamed', oldPath: '/memories/a.md', newPath: '/memories/b.md', patch: expect.any(String) }]);
     const page = await api('/api/commits/toolu_r2');
-    expect(page.commit).toMatchObject({ ...log.find((r) => r.toolUseId === 'toolu_r2'), position: 2 });
+    const { revertedBy: _r2RevertedBy, ...r2Record } = log.find((r) => r.toolUseId === 'toolu_r2');
+    expect(page.commit).toMatchObject({ ...r2Record, position: 2 });
     expect(page.revertedBy.map((r: { title: string }) => r.title)).toEqual(['revert toolu_r2']);
 
     const sessions = (await api('/api/sessions')).sessions;
-    expect(sessions).toEqual([{ schema: 'memgit.session/1', id: 'sess_rec', calls: 3, first: expect.stringMatching(ISO), last: expect.stringMatching(ISO), files: 2 }]);
+    expect(sessions).toEqual([
+      { schema: 'memgit.session/1', id: 'sess_rec', calls: 3, first: expect.stringMatching(ISO), last: expect.stringMatching(ISO), files: 2, writes: 3, reverted: 1 },
+    ]);
     expectConforms(sessions[0], 'session');
 
     const file = await api('/api/files/b.md');

@@ -191,6 +191,8 @@ export function storeFingerprint(dir: string): string {
       if (child === '.git/memgit-write.lock') continue; // the write lock comes and goes with every write attempt
       // The call log records every call, failed ones too (that is its job), a moment after the answer.
       if (child === '.git/memgit/calls-v1.jsonl') continue;
+      // Flags for likely secrets are scanned in the background after a write is acknowledged.
+      if (child === '.git/memgit/flags-v1.jsonl' || child === '.git/memgit/flags-state-v1.json') continue;
       if (entry.isDirectory()) {
         parts.push(`${child}/`);
         walk(child);

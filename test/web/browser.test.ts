@@ -348,7 +348,7 @@ describe('the demo store (the README screenshots)', () => {
     expect(full.endsWith(shown.split('…').pop()!)).toBe(true);
     expect(shown.length).toBeLessThanOrEqual(18);
     expect(await session.getAttribute('href')).toBe(`/sessions/${full}`);
-    const call = page.locator(`table.blame td.gutter a.id[href="/commits/${INJECTED_TOOL_USE_ID}"]`);
+    const call = page.locator(`table.blame td.gutter a.id[href="/calls/${INJECTED_TOOL_USE_ID}"]`);
     expect(await call.getAttribute('title')).toBe(INJECTED_TOOL_USE_ID);
     expect(INJECTED_TOOL_USE_ID.endsWith((await call.innerText()).split('…').pop()!)).toBe(true);
     await page.close();

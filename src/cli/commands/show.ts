@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { commitPatches } from '../../history/log-query';
 import { fileDiffs } from '../../store/commit-diff';
 import { revertedBy } from '../../history/reverts';
-import { CommitNotFoundError } from '../../store/errors';
+import { AmbiguousRefError, CommitNotFoundError } from '../../store/errors';
 import { callsOf } from '../../history/calls';
 import { CallRecord } from '../../history/records';
 import { oneLine } from '../../store/commit-message';
@@ -31,7 +31,7 @@ export function registerShow(program: Command): void {
       try {
         entry = await store.resolvePoint(ref);
       } catch (error) {
-        if (!(error instanceof CommitNotFoundError)) throw error;
+        if (!(error instanceof CommitNotFoundError) || error instanceof AmbiguousRefError) throw error;
         // A read or a failed call makes no commit, but it is on the record: the call log.
         const calls = await callsOf(store, ref);
         await store.close();

@@ -14,21 +14,24 @@ export interface SecretFinding {
 }
 
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { pathToFileURL } = require('node:url');
-const ready = Promise.all([import(pathToFileURL(workerData.core).href), import(pathToFileURL(workerData.preset).href)]);
-parentPort.on('message', async ({ id, text }) => {
-  try {
-    const [core, preset] = await ready;
-    const result = await core.lintSource({
-      source: { filePath: 'memory.md', content: text, ext: '.md', contentType: 'text' },
-      options: { config: { rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: preset.creator }] }, maskSecrets: true },
-    });
-    parentPort.postMessage({ id, findings: result.messages.map((m) => ({ rule: String(m.ruleId).replace('@secretlint/secretlint-rule-', ''), start: m.range[0], end: m.range[1] })) });
-  } catch (error) {
-    parentPort.postMessage({ id, error: String(error && error.message || error) });
-  }
-});
+// Only dynamic import: this script may be run as CommonJS or, in a process started as an ES module, as one.
+(async () => {
+  const { parentPort, workerData } = await import('node:worker_threads');
+  const { pathToFileURL } = await import('node:url');
+  const ready = Promise.all([import(pathToFileURL(workerData.core).href), import(pathToFileURL(workerData.preset).href)]);
+  parentPort.on('message', async ({ id, text }) => {
+    try {
+      const [core, preset] = await ready;
+      const result = await core.lintSource({
+        source: { filePath: 'memory.md', content: text, ext: '.md', contentType: 'text' },
+        options: { config: { rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: preset.creator }] }, maskSecrets: true },
+      });
+      parentPort.postMessage({ id, findings: result.messages.map((m) => ({ rule: String(m.ruleId).replace('@secretlint/secretlint-rule-', ''), start: m.range[0], end: m.range[1] })) });
+    } catch (error) {
+      parentPort.postMessage({ id, error: String((error && error.message) || error) });
+    }
+  });
+})();
 `;
 
 export class SecretScanner {

@@ -97,8 +97,9 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
   let blameSkipped: FilePage['blameSkipped'] = null;
   let state: { lines: string[]; origins: string[] } = { lines: exists ? splitLines(text) : [], origins: [] };
   if (exists && options.blame !== false) {
-    // At HEAD the store's blame record answers at once; an old commit replays from the nearest state.
-    const steps = position === history.size - 1 ? 0 : revisions.length * Math.max(1, state.lines.length);
+    // A bound on the worst case (every revision replayed): a file that large is shown plain, whatever
+    // the store's blame records would spare, so that no read request can cost the server that much.
+    const steps = revisions.length * Math.max(1, state.lines.length);
     if (steps > BLAME_MAX_LINE_STEPS) {
       blameSkipped = { lines: state.lines.length, revisions: revisions.length, budget: BLAME_MAX_LINE_STEPS };
     } else {
