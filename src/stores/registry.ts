@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { listRemotes, replicationStatus } from '../store/replication';
 import { MemoryStore, StoreOptions } from '../store/memory-store';
 import { isValidStoreId, storeDir } from './store-id';
 
@@ -60,6 +61,10 @@ export interface StoreSummary {
   /** Bytes on disk (the whole folder, .git included). */
   bytes: number;
   head: string | null;
+  /** Calls flagged for writing likely secrets or personal data (src/store/flags), as scanned so far. */
+  flagged: number;
+  /** Replicas of the store: how many, how many stopped (a remote that moved), and the largest lag in commits. */
+  replicas: { count: number; stopped: number; maxLagCommits: number };
 }
 
 interface OpenEntry {
@@ -184,6 +189,8 @@ export class StoreRegistry {
         lastWrite: newest ? new Date(newest.time * 1000).toISOString() : null,
         bytes,
         head,
+        flagged: store.flags.all().length,
+        replicas: await replicaSummary(store),
       };
     });
   }
@@ -248,4 +255,15 @@ async function folderBytes(dir: string): Promise<number> {
     }
   }
   return total;
+}
+
+async function replicaSummary(store: MemoryStore): Promise<StoreSummary['replicas']> {
+  const summary = { count: 0, stopped: 0, maxLagCommits: 0 };
+  for (const remote of await listRemotes({ fs, gitdir: store.gitdir }).catch(() => [])) {
+    const status = replicationStatus(store.replication(), remote);
+    summary.count++;
+    if (status.stopped) summary.stopped++;
+    summary.maxLagCommits = Math.max(summary.maxLagCommits, status.lagCommits);
+  }
+  return summary;
 }

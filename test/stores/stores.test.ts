@@ -37,7 +37,22 @@ describe('the registry', () => {
       expect(registry.openCount).toBe(2);
       expect(await registry.list()).toEqual(['s1', 's2', 's3', 's4']);
       const summary = await registry.describe('s1');
-      expect(summary).toEqual({ id: 's1', calls: 1, sessions: 1, lastWrite: expect.stringMatching(/Z$/), bytes: expect.any(Number), head: expect.stringMatching(/^[0-9a-f]{40}$/) });
+      expect(summary).toEqual({
+        id: 's1',
+        calls: 1,
+        sessions: 1,
+        lastWrite: expect.stringMatching(/Z$/),
+        bytes: expect.any(Number),
+        head: expect.stringMatching(/^[0-9a-f]{40}$/),
+        flagged: 0,
+        replicas: { count: 0, stopped: 0, maxLagCommits: 0 },
+      });
+      // A call that writes a likely secret is flagged (scanned in the background) and counted in the list.
+      await registry.use('s1', { create: false }, async (store) => {
+        await store.execute(toolUse('toolu_s1_key', { command: 'create', path: '/memories/k.md', file_text: `gh: ghp_${'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'}\n` }), { session: 's' });
+        await store.flags.idle();
+      });
+      expect((await registry.describe('s1')).flagged).toBe(1);
       expect(await registry.exists('s9')).toBe(false);
       expect(await registry.exists('..')).toBe(false);
       registry.closeIdle(Date.now() + 120_000);
