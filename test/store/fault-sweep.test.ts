@@ -43,7 +43,12 @@ let seedHistory: string;
 let seedFiles: Map<string, Buffer>;
 let seedIndex: Buffer;
 const logs: string[] = [];
-const quietLog = { log: (message: string) => logs.push(message) };
+/**
+ * Flags for likely secrets are scanned in the background after a call is acknowledged (their failures are
+ * only logged): off here, so that every point's fs calls are the call's own and come in the same order.
+ */
+const quietLog = { log: (message: string) => logs.push(message), flags: false };
+const HISTORY_FILE = 'history-v2.jsonl';
 
 function git(dir: string, script: string): string {
   const run = spawnSync('sh', ['-c', `cd "$1" || exit 99\n${script}`, 'sh', dir], { encoding: 'utf8' });
@@ -80,7 +85,7 @@ beforeAll(async () => {
   await store.execute(toolUse('toolu_seed_c', { command: 'create', path: '/memories/dir/c.md', file_text: 'sea\n' }), SESSION);
   await store.close();
   seedHead = inspect(seed).head;
-  seedHistory = fs.readFileSync(path.join(seed, '.git', 'memgit', 'history-v1.jsonl'), 'utf8');
+  seedHistory = fs.readFileSync(path.join(seed, '.git', 'memgit', HISTORY_FILE), 'utf8');
   seedFiles = workingTreeFiles(seed);
   seedIndex = fs.readFileSync(path.join(seed, '.git', 'index'));
 });
@@ -136,7 +141,7 @@ async function runPoint(name: string, input: Record<string, unknown>, expected: 
       if (!result?.is_error || !FAULT_TEXT.test(result.content)) problems.push(`not applied but answered ${JSON.stringify(result?.content)}`);
       if (!sameFiles(workingTreeFiles(dir), seedFiles)) problems.push('not applied but the working tree changed');
       if (!fs.readFileSync(path.join(dir, '.git', 'index')).equals(seedIndex)) problems.push('not applied but the index changed');
-      const history = fs.readFileSync(path.join(dir, '.git', 'memgit', 'history-v1.jsonl'), 'utf8');
+      const history = fs.readFileSync(path.join(dir, '.git', 'memgit', HISTORY_FILE), 'utf8');
       if (history !== seedHistory) problems.push('not applied but the history index changed');
     }
     mark('check');

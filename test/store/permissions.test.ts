@@ -42,7 +42,7 @@ test.each([0o000, 0o022])('a store created under umask %o is owner-only', async 
   }
   expect(openEntries(dir)).toEqual([]);
   // Sanity: the walk sees the store's innards (hooks dir, objects, pack, history, working tree).
-  for (const rel of ['.git/config', '.git/HEAD', '.git/objects/pack', '.git/memgit/history-v1.jsonl', '.git/index', 'memories/c.md']) {
+  for (const rel of ['.git/config', '.git/HEAD', '.git/objects/pack', '.git/memgit/history-v2.jsonl', '.git/index', 'memories/c.md']) {
     expect(fs.existsSync(path.join(dir, rel))).toBe(true);
   }
 });
