@@ -119,7 +119,7 @@ export class CallLog {
     if (entries.length <= this.maxEntries) return 0;
     const kept = entries.slice(entries.length - this.maxEntries);
     const temp = `${this.file}.tmp-${process.pid}`;
-    await fs.promises.writeFile(temp, kept.map((e) => JSON.stringify(e) + '\n').join(''));
+    await fs.promises.writeFile(temp, kept.map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
     await fs.promises.rename(temp, this.file);
     return entries.length - kept.length;
   }
@@ -130,10 +130,10 @@ export class CallLog {
   }
 
   private async append(lines: string): Promise<void> {
-    await fs.promises.appendFile(this.file, lines).catch(async (error: NodeJS.ErrnoException) => {
+    await fs.promises.appendFile(this.file, lines, { mode: 0o600 }).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
       await fs.promises.mkdir(path.dirname(this.file), { recursive: true });
-      await fs.promises.appendFile(this.file, lines);
+      await fs.promises.appendFile(this.file, lines, { mode: 0o600 });
     });
   }
 
@@ -144,7 +144,7 @@ export class CallLog {
     if (!lines) return;
     try {
       fs.mkdirSync(path.dirname(this.file), { recursive: true });
-      fs.appendFileSync(this.file, lines);
+      fs.appendFileSync(this.file, lines, { mode: 0o600 });
     } catch {
       // exiting: nothing better to do than lose the buffered reads
     }

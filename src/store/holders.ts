@@ -41,8 +41,8 @@ export async function registerHolder(gitdir: string, info: { command: string; ur
   const holder: StoreHolder = { pid: process.pid, host: os.hostname(), command: info.command, url: info.url ?? null, since: new Date().toISOString() };
   const dir = holdersDir(gitdir);
   const file = path.join(dir, `${process.pid}-${encodeURIComponent(holder.host)}.json`);
-  await fs.promises.mkdir(dir, { recursive: true });
-  await fs.promises.writeFile(file, `${JSON.stringify(holder)}\n`);
+  await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
+  await fs.promises.writeFile(file, `${JSON.stringify(holder)}\n`, { mode: 0o600 });
   let registered = true;
   // Sync, so that it also runs from an 'exit' handler.
   const unregister = () => {

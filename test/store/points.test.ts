@@ -1,5 +1,5 @@
 import { MemoryStore } from '../../src/store/memory-store';
-import { AmbiguousPointError, InvalidPointError, PointNotFoundError } from '../../src/store/errors';
+import { InvalidPointError, PointNotFoundError } from '../../src/store/errors';
 import { parseIsoTime } from '../../src/store/points';
 import { QUIET, toolUse, useTempDir } from './git-helpers';
 
@@ -15,13 +15,14 @@ describe('resolvePoint', () => {
       await store.execute(toolUse('HEAD', { command: 'create', path: '/memories/b.md', file_text: 'b' }), { session: 's' });
       // "HEAD" is this very call's id and HEAD: the same commit, so no ambiguity.
       expect((await store.resolvePoint('HEAD')).toolUseId).toBe('HEAD');
-      await store.execute(toolUse(first.slice(0, 8), { command: 'create', path: '/memories/c.md', file_text: 'c' }), { session: 's' });
+      // A tool_use id that could be read as a commit id is refused (issue 19), so a prefix stays a commit.
+      const hexId = await store.execute(toolUse(first.slice(0, 8), { command: 'create', path: '/memories/c.md', file_text: 'c' }), { session: 's' });
+      expect(hexId.is_error).toBe(true);
       await store.execute(toolUse('2001-01-01', { command: 'create', path: '/memories/d.md', file_text: 'd' }), { session: 's' });
       // Now the call named HEAD is no longer HEAD: refused, naming both; HEAD~0 is unambiguous.
       await expect(store.resolvePoint('HEAD')).rejects.toThrow(/"HEAD" names more than one point: HEAD \(commit .*\); tool_use id HEAD/);
       expect((await store.resolvePoint('HEAD~0')).toolUseId).toBe('2001-01-01');
-      await expect(store.resolvePoint(first.slice(0, 8))).rejects.toThrow(AmbiguousPointError);
-      await expect(store.resolvePoint(first.slice(0, 8))).rejects.toThrow(/names more than one point: tool_use id .* commit /);
+      expect((await store.resolvePoint(first.slice(0, 8))).commit).toBe(first);
       expect((await store.resolvePoint(first)).commit).toBe(first);
       // A time before the store existed would be "not found"; the call of that name is what it names.
       expect((await store.resolvePoint('2001-01-01')).toolUseId).toBe('2001-01-01');

@@ -193,7 +193,7 @@ export class BlameIndex {
     if (!records.length) return;
     await fs.promises.mkdir(path.dirname(this.file), { recursive: true });
     const text = records.map((r) => JSON.stringify(encode(r)) + '\n').join('');
-    await fs.promises.appendFile(this.file, text);
+    await fs.promises.appendFile(this.file, text, { mode: 0o600 });
     // Our own lines are already in memory: skip them when reading the tail, unless others wrote meanwhile.
     const size = (await fs.promises.stat(this.file)).size;
     if (size === this.offset + Buffer.byteLength(text)) {
@@ -205,7 +205,7 @@ export class BlameIndex {
   private async compact(): Promise<void> {
     const temp = `${this.file}.compact-${process.pid}-${++compactCounter}`;
     const text = [...this.records.values()].map((r) => JSON.stringify(encode(r)) + '\n').join('');
-    await fs.promises.writeFile(temp, text);
+    await fs.promises.writeFile(temp, text, { mode: 0o600 });
     await fs.promises.rename(temp, this.file);
     this.offset = Buffer.byteLength(text);
     this.lines = this.records.size;
