@@ -131,12 +131,15 @@ export class StoreRegistry {
    */
   async use<T>(id: string, options: { create: boolean }, task: (store: MemoryStore) => Promise<T>): Promise<T> {
     if (this.closed) throw new RegistryClosedError();
-    const dir = await storeDir(this.root, id);
     let entry = this.entries.get(id);
     if (entry && entry.inFlight >= this.maxQueue) throw new QueueFullError(id, 1);
     if (!entry) {
-      if (!options.create && !fs.existsSync(path.join(dir, '.git'))) throw new StoreNotFoundError(id);
-      const opening = MemoryStore.open(dir, { ...this.storeOptions, create: options.create });
+      // The entry is claimed before anything is awaited, so that concurrent first uses of a store share one
+      // opening and count against one queue (an invalid id or a missing store rejects it, and it goes).
+      const opening = storeDir(this.root, id).then((dir) => {
+        if (!options.create && !fs.existsSync(path.join(dir, '.git'))) throw new StoreNotFoundError(id);
+        return MemoryStore.open(dir, { ...this.storeOptions, create: options.create });
+      });
       entry = { opening, store: null, users: 0, inFlight: 0, lastUsed: Date.now() };
       this.entries.set(id, entry);
       const current = entry;
