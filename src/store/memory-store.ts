@@ -337,7 +337,7 @@ export class MemoryStore {
     if (options.flags === false) return;
     const configured: unknown = await git.getConfig({ fs: this.durableFs.gitFs, gitdir: this.gitdir, path: 'memgit.flagpersonaldata' }).catch(() => undefined);
     this.personalData = options.flagPersonalData ?? (configured === true || configured === 'true');
-    const scan = () => void this.flags.catchUp(() => this.history.all());
+    const scan = () => void this.flags.catchUp(this.history);
     this.committedListeners.add(scan);
     scan();
   }

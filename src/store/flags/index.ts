@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { HistoryEntry } from '../history-index';
+import type { HistoryEntry, HistoryIndex } from '../history-index';
 import type { ObjectStore } from '../objects';
 import { findPersonalData, mask } from './personal-data';
 import { SecretScanner } from './secret-scanner';
@@ -98,18 +98,18 @@ export class FlagIndex {
   }
 
   /** Scan whatever history has that was not scanned yet (in the background; resolves when done). */
-  catchUp(entries: () => readonly HistoryEntry[]): Promise<void> {
+  catchUp(history: Pick<HistoryIndex, 'all' | 'position'>): Promise<void> {
     if (this.running) {
       this.again = true;
       return this.running;
     }
-    this.running = this.scanPending(entries)
+    this.running = this.scanPending(history)
       .catch((error: Error) => this.options.log(`flagging secrets failed (memory calls are unaffected): ${error.message}`))
       .finally(() => {
         this.running = null;
         if (this.again && !this.stopped) {
           this.again = false;
-          void this.catchUp(entries);
+          void this.catchUp(history);
         }
       });
     return this.running;
@@ -135,12 +135,13 @@ export class FlagIndex {
     fs.rmSync(this.stateFile, { force: true });
   }
 
-  private async scanPending(entries: () => readonly HistoryEntry[]): Promise<void> {
+  private async scanPending(history: Pick<HistoryIndex, 'all' | 'position'>): Promise<void> {
     this.load();
-    const all = entries();
+    const all = history.all();
     let start = 0;
     if (this.through) {
-      const at = all.findIndex((e) => e.commit === this.through);
+      // A lookup, not a search: this runs after every commit, and history only grows.
+      const at = history.position(this.through) ?? -1;
       start = at < 0 ? 0 : at + 1;
       if (at < 0) this.reset();
     }
