@@ -2,6 +2,7 @@ import { diffLines } from 'diff';
 import { blobText, fileDiffs, FileDiff, isMemoryFile, unifiedDiff } from '../store/commit-diff';
 import type { HistoryEntry, HistoryIndex } from '../store/history-index';
 import type { ObjectStore } from '../store/objects';
+import { touchesPath } from '../store/history/touches-path';
 import { revertedBy } from './reverts';
 import { fileRevisions } from './revisions';
 
@@ -61,8 +62,8 @@ export async function queryLog(source: LogSource, filter: LogFilter): Promise<Lo
       const prefix = filter.path.slice(1);
       const under = (p: string | undefined) => p !== undefined && (p === prefix || p.startsWith(`${prefix}/`));
       inScope = (p) => isMemoryFile(p) && under(p);
-      // As `touchesPath`: a call naming the path (a rename counts for both of its paths) or changing a file below it.
-      candidates = candidates.filter((e) => under(e.path?.slice(1)) || under(e.newPath?.slice(1)) || e.changes.some((c) => inScope(c.path)));
+      const path = filter.path;
+      candidates = candidates.filter((e) => touchesPath(e, path));
     }
   }
   const rows: LogRow[] = [];
