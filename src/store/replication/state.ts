@@ -37,21 +37,28 @@ function readAll(gitdir: string): StateFile {
   return { version: 1, remotes: {} };
 }
 
-export function readRemoteState(gitdir: string, remote: string): RemoteState {
-  const all = readAll(gitdir);
+function stateOf(all: StateFile, remote: string): RemoteState {
   return { ...EMPTY, ...(Object.prototype.hasOwnProperty.call(all.remotes, remote) ? all.remotes[remote] : {}) };
 }
 
-export function updateRemoteState(gitdir: string, remote: string, change: Partial<RemoteState>): RemoteState {
-  const all = readAll(gitdir);
-  const current = Object.prototype.hasOwnProperty.call(all.remotes, remote) ? all.remotes[remote] : EMPTY;
-  const next = { ...EMPTY, ...current, ...change };
-  all.remotes[remote] = next;
+/** Replace the file whole: temp file, then rename, so a reader sees the old or the new state. */
+function writeAll(gitdir: string, all: StateFile): void {
   const file = stateFile(gitdir);
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const temp = `${file}.memgit-tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   fs.writeFileSync(temp, JSON.stringify(all, null, 2) + '\n', { mode: 0o600 });
   fs.renameSync(temp, file);
+}
+
+export function readRemoteState(gitdir: string, remote: string): RemoteState {
+  return stateOf(readAll(gitdir), remote);
+}
+
+export function updateRemoteState(gitdir: string, remote: string, change: Partial<RemoteState>): RemoteState {
+  const all = readAll(gitdir);
+  const next = { ...stateOf(all, remote), ...change };
+  all.remotes[remote] = next;
+  writeAll(gitdir, all);
   return next;
 }
 
@@ -59,8 +66,5 @@ export function forgetRemoteState(gitdir: string, remote: string): void {
   const all = readAll(gitdir);
   if (!Object.prototype.hasOwnProperty.call(all.remotes, remote)) return;
   delete all.remotes[remote];
-  const file = stateFile(gitdir);
-  const temp = `${file}.memgit-tmp-${process.pid}`;
-  fs.writeFileSync(temp, JSON.stringify(all, null, 2) + '\n', { mode: 0o600 });
-  fs.renameSync(temp, file);
+  writeAll(gitdir, all);
 }
