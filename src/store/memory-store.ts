@@ -485,30 +485,27 @@ export class MemoryStore {
       return resolveRef(this.history, ref, kind);
     } catch (error) {
       if (error instanceof AmbiguousRefError || !(error instanceof CommitNotFoundError) || kind === 'call') throw error;
-      // A commit id from before a redaction (a bookmark, a link) resolves to the commit that replaced it.
-      const id = ref.replace(/^commit:/, '').toLowerCase();
-      const moved = /^[0-9a-f]{7,40}$/.test(id) ? await redaction.rewrittenCommit(this.redaction(), id) : null;
-      const entry = moved && this.history.get(moved.commit);
-      if (entry) return entry;
-      throw error;
+      return (await this.rewrittenEntry(ref)) ?? Promise.reject(error);
     }
   }
 
-  /**
-   * Resolve any point in history (tool_use id, commit or prefix, HEAD, HEAD~N, ISO time): see points.ts.
-   * `commit:<id>` and `call:<tool_use id>` name their kind (links and forms use them) and go to `resolve`;
-   * so does an old commit id that a redaction rewrote.
-   */
+  /** Resolve any point in history (tool_use id, commit or prefix, `commit:`/`call:`, HEAD, HEAD~N, ISO time): see points.ts. */
   async resolvePoint(ref: string): Promise<HistoryEntry> {
     await this.refreshHead();
-    // A kind-named ref, or one that is a tool_use id spelling a commit id, goes where ambiguity is refused.
-    if (/^(commit|call):/.test(ref) || (/^[0-9a-f]{4,40}$/i.test(ref) && this.history.byToolUseId(ref))) return this.resolve(ref);
     try {
       return resolvePoint(this.history, ref);
     } catch (error) {
-      if (!(error instanceof CommitNotFoundError) || !/^[0-9a-f]{7,40}$/i.test(ref)) throw error;
-      return this.resolve(ref, 'commit').catch(() => Promise.reject(error));
+      if (!(error instanceof CommitNotFoundError)) throw error;
+      return (await this.rewrittenEntry(ref)) ?? Promise.reject(error);
     }
+  }
+
+  /** A commit id from before a redaction (a bookmark, a link): the commit that replaced it, if any. */
+  private async rewrittenEntry(ref: string): Promise<HistoryEntry | undefined> {
+    const id = ref.replace(/^commit:/, '').toLowerCase();
+    if (!/^[0-9a-f]{7,40}$/.test(id)) return undefined;
+    const moved = await redaction.rewrittenCommit(this.redaction(), id);
+    return moved ? this.history.get(moved.commit) : undefined;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { AmbiguousPointError, InvalidPointError, PointNotFoundError } from './errors';
 import type { HistoryEntry, HistoryIndex } from './history-index';
+import { resolveRef } from './resolve-ref';
 
 /**
  * One way to name a point in a store's history, shared by every command and page that takes one
@@ -13,7 +14,7 @@ import type { HistoryEntry, HistoryIndex } from './history-index';
  *
  * Every id in a store is hostile, so a ref that two readings send to different commits (an agent naming
  * its call `HEAD`, or after another commit's abbreviation) is refused as ambiguous rather than guessed;
- * a full 40-digit commit id is never ambiguous.
+ * a full 40-digit commit id is ambiguous only with a call whose id spells it.
  */
 
 const MAX_REF_LENGTH = 256;
@@ -58,6 +59,8 @@ export function resolvePoint(history: HistoryIndex, ref: string): HistoryEntry {
   if (typeof ref !== 'string' || ref === '' || ref.length > MAX_REF_LENGTH || (/[\s\0-\x1f\x7f]/.test(ref) && !isIsoTime(ref))) {
     throw new InvalidPointError(`memgit: ${JSON.stringify(ref)} is not a point in history: name a tool_use id, a commit, HEAD, HEAD~N or an ISO time`);
   }
+  // `commit:<id>` and `call:<tool_use id>` name their kind (links and forms use them): resolve-ref.ts answers.
+  if (/^(commit|call):/.test(ref) && !history.byToolUseId(ref)) return resolveRef(history, ref);
   const readings: Reading[] = [];
   // A reading that names nothing (HEAD~N too far back, a time before the store) gives way to another
   // reading of the same text (a call an agent named so); its error is the answer only when none is left.
@@ -78,7 +81,12 @@ export function resolvePoint(history: HistoryIndex, ref: string): HistoryEntry {
   if (COMMIT_PREFIX.test(ref)) {
     const lower = ref.toLowerCase();
     const exact = history.get(lower);
-    if (exact) return exact; // a full commit id is unambiguous, whatever an agent named its calls
+    if (exact) {
+      // A full commit id wins over every other reading but one: a call whose id spells it (a store written
+      // before such ids were refused), which resolve-ref.ts refuses, listing both candidates.
+      if (call && call.commit !== exact.commit) return resolveRef(history, ref);
+      return exact;
+    }
     const matches = history.all().filter((e) => e.commit.startsWith(lower));
     if (matches.length > 1) {
       throw new AmbiguousPointError(`memgit: the abbreviation ${ref} matches ${matches.length} commits (${matches.slice(0, 4).map((e) => e.commit.slice(0, 12)).join(', ')}${matches.length > 4 ? ', …' : ''}); give more digits`);
