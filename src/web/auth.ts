@@ -192,6 +192,15 @@ export class OperatorAuth {
   }
 
   /**
+   * A stable name for this request's live login session (a hash of its id, never the id itself), to bind
+   * server-side state to one login; null without a live session.
+   */
+  sessionKey(req: Request): string | null {
+    if (!this.sessionOperator(req)) return null;
+    return createHash('sha256').update(String(req.cookies[SESSION_COOKIE]), 'utf8').digest('base64url');
+  }
+
+  /**
    * Reading needs the operator (a live login session or a Bearer token): for a UI reachable beyond
    * loopback. The login page, logout and static files stay open; pages redirect to the login, the JSON
    * API answers 401.

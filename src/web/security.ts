@@ -35,6 +35,12 @@ export function securityHeaders(options: { https?: boolean } = {}) {
   });
 }
 
+/** Pages that carry a CSRF token, an operator's input or a preview of memory: no cache (browser or proxy) keeps them. */
+export function noStore(_req: Request, res: Response, next: NextFunction): void {
+  res.set('Cache-Control', 'no-store');
+  next();
+}
+
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
 /** Whether binding to `host` keeps the server on this machine (127.0.0.0/8, ::1, localhost). */

@@ -43,6 +43,7 @@ function scanner(): SecretScanner {
 export class FlagIndex {
   private records: FlagRecord[] = [];
   private readonly byToolUse = new Map<string, FlagRecord>();
+  private readonly byCommit = new Map<string, FlagRecord>();
   private through: string | null = null;
   private loaded = false;
   private running: Promise<void> | null = null;
@@ -84,6 +85,7 @@ export class FlagIndex {
   private add(record: FlagRecord): void {
     this.records.push(record);
     if (record.toolUseId) this.byToolUse.set(record.toolUseId, record);
+    this.byCommit.set(record.commit, record);
   }
 
   /** Every flagged call, oldest first. */
@@ -95,6 +97,11 @@ export class FlagIndex {
   forCall(toolUseId: string): FlagRecord | undefined {
     this.load();
     return this.byToolUse.get(toolUseId);
+  }
+
+  forCommit(commit: string): FlagRecord | undefined {
+    this.load();
+    return this.byCommit.get(commit);
   }
 
   /** Scan whatever history has that was not scanned yet (in the background; resolves when done). */
@@ -129,6 +136,7 @@ export class FlagIndex {
   reset(): void {
     this.records = [];
     this.byToolUse.clear();
+    this.byCommit.clear();
     this.through = null;
     this.loaded = true;
     fs.rmSync(this.file, { force: true });

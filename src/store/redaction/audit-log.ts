@@ -54,6 +54,16 @@ export async function readRecords(objects: ObjectStore, fs: DurableFs, gitdir: s
   return records.sort((a, b) => Number(a.id.slice(1)) - Number(b.id.slice(1)));
 }
 
+/** The ids of the records (r1, r2, ...), read from the audit tree without reading the records. */
+export async function recordIds(objects: ObjectStore, fs: DurableFs, gitdir: string): Promise<string[]> {
+  const head = await auditHead(fs, gitdir);
+  if (!head) return [];
+  const root = await objects.readTree((await objects.readCommit(head)).commit.tree);
+  const dir = root.find((e) => e.path === 'redactions' && e.type === 'tree');
+  if (!dir) return [];
+  return (await objects.readTree(dir.oid)).filter((e) => e.type === 'blob' && e.path.endsWith('.json')).map((e) => e.path.slice(0, -'.json'.length));
+}
+
 /** The next redaction id: r1, r2, ... */
 export function nextId(records: RedactionRecord[]): string {
   return `r${records.reduce((max, r) => Math.max(max, Number(r.id.slice(1)) || 0), 0) + 1}`;

@@ -2,12 +2,12 @@ import * as nodeFs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
 import { oneLine } from '../commit-message';
-import { RedactionRefusedError } from '../errors';
+import { RedactionRefusedError, StaleHeadError } from '../errors';
 import { repack } from '../gc';
 import { listRemotes } from '../replication/remote-config';
 import { updateRemoteState } from '../replication/state';
 import { STORE_BRANCH } from '../repo-config';
-import { AUDIT_REF, auditHead, nextId, readRecords, RedactionRecord, writeAuditCommit } from './audit-log';
+import { AUDIT_REF, auditHead, nextId, readRecords, recordIds, RedactionRecord, writeAuditCommit } from './audit-log';
 import { addedLines, compileRegex, linesRedactor, marker, matchHash, pathRedactor, RedactionTarget, Redactor, regexRedactor, targetKind, textRedactor } from './matcher';
 import type { RedactionPort } from './port';
 import { objectsContaining, plainFiles } from './prune';
@@ -17,6 +17,7 @@ export type { RedactionPort } from './port';
 export type { RedactionRecord } from './audit-log';
 export type { RedactionTarget } from './matcher';
 export type { PreviewItem } from './rewrite';
+export { PREVIEW_ITEMS } from './rewrite';
 export { AUDIT_REF } from './audit-log';
 
 /**
@@ -34,6 +35,8 @@ export interface RedactOptions extends RedactionTarget {
   reason: string;
   operator: string;
   dryRun?: boolean;
+  /** Refuse (StaleHeadError) if HEAD is no longer this commit: the store moved on since the preview. */
+  expectHead?: string;
   onProgress?: (message: string) => void;
 }
 
@@ -79,6 +82,9 @@ export async function redact(
   return port.exclusive(async () => {
     await recoverRedaction(port);
     const entries = port.entries();
+    if (entries.length === 0) throw new RedactionRefusedError('memgit: the store has no commits; there is nothing to redact');
+    const current = entries[entries.length - 1].commit;
+    if (options.expectHead !== undefined && options.expectHead !== current) throw new StaleHeadError(options.expectHead, current);
     const records = await readRecords(port.objects, port.durableFs, port.gitdir);
     const id = nextId(records);
     const now = new Date();
@@ -245,6 +251,11 @@ function rangeOf(entries: readonly { commit: string; toolUseId?: string }[], at:
 
 export function listRedactions(port: Pick<RedactionPort, 'objects' | 'durableFs' | 'gitdir'>): Promise<RedactionRecord[]> {
   return readRecords(port.objects, port.durableFs, port.gitdir);
+}
+
+/** The ids of the recorded redactions (without reading the records). */
+export function redactionIds(port: Pick<RedactionPort, 'objects' | 'durableFs' | 'gitdir'>): Promise<string[]> {
+  return recordIds(port.objects, port.durableFs, port.gitdir);
 }
 
 /** Where an old commit id (from before a redaction) went: its rewritten commit and the redaction. */

@@ -26,7 +26,7 @@ export interface RewriteResult {
 }
 
 const PREVIEW_LINES = 20;
-const PREVIEW_ITEMS = 500;
+export const PREVIEW_ITEMS = 500;
 
 /**
  * Rewrite history from the first commit whose memory the redactor changes: every blob it matches (in the

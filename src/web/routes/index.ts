@@ -2,9 +2,10 @@ import { commitsRoutes } from './commits';
 import { compareRoutes } from './compare';
 import { filesRoutes } from './files';
 import { overviewRoutes } from './overview';
+import { redactionsRoutes } from './redactions';
 import { searchRoutes } from './search';
 import { sessionsRoutes } from './sessions';
 import type { RouteModule } from '../page';
 
 /** Every route of the UI, in one list. New features (rollback) add their module here. */
-export const ROUTE_MODULES: RouteModule[] = [overviewRoutes, commitsRoutes, sessionsRoutes, filesRoutes, searchRoutes, compareRoutes];
+export const ROUTE_MODULES: RouteModule[] = [overviewRoutes, commitsRoutes, sessionsRoutes, filesRoutes, searchRoutes, compareRoutes, redactionsRoutes];

@@ -3,6 +3,8 @@ import { isValidId } from '../../contract/paths';
 import { oneLine } from '../../store/commit-message';
 import { bearerToken, CSRF_FIELD, OperatorAuth, sameOriginOnly, tooManyFailures } from '../auth';
 import { renderHtml, RouteModule, WebDeps } from '../page';
+import { noStore } from '../security';
+import { redactionActions } from './redaction';
 import { BadRequest } from '../services/context';
 import { actionParams, boundedOutcome, confirmModel, describe, parseAction, RollbackAction, runAction, StaleHeadError } from '../services/rollback';
 
@@ -145,13 +147,11 @@ export function rollbackRoutes(options: RollbackRouteOptions): RollbackRouteModu
       if (!outcome) return refuse(req, res, 409, 'the store changed since expectHead; preview again');
       res.status(outcome.status === 'conflict' ? 409 : outcome.status === 'committed' ? 201 : 200).json(boundedOutcome(outcome));
     });
+
+    // Redaction rewrites history: the same operator login, CSRF and origin checks (routes/redaction.ts).
+    redactionActions(router, deps, { auth, refuse, bodies });
   };
   return Object.assign(module, { operatorAuth: auth });
-}
-
-function noStore(_req: Request, res: Response, next: () => void): void {
-  res.set('Cache-Control', 'no-store');
-  next();
 }
 
 function isApi(req: Request): boolean {

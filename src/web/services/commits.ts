@@ -3,6 +3,7 @@ import type { HistoryEntry } from '../../store/history-index';
 import { touchesPath } from '../../store/history/touches-path';
 import { AuditContext, BadRequest, CommitSummary, summarise, textOf } from './context';
 import { lineStats } from './diff-view';
+import { FlagBadge, flaggedPositions, flagsOf } from './flags';
 
 /**
  * The commits list: newest first, 50 a page, with cursors that are commit ids (their history position
@@ -27,6 +28,8 @@ export interface CommitFilter {
   until?: number;
   /** Only calls whose diff introduced this text. */
   text?: string;
+  /** Only calls flagged for a likely secret or personal data. */
+  flagged?: true;
 }
 
 export interface CommitRow extends CommitSummary {
@@ -44,6 +47,8 @@ export interface CommitPage {
   /** The scan stopped at its bound before filling the page; `older` continues it. */
   partial: boolean;
   total: number;
+  /** The flags of the rows shown, by commit id (flagged rows only). */
+  flags: Record<string, FlagBadge>;
 }
 
 /** Parse and validate filter query parameters; bad input is a 400, never a silent "no match". */
@@ -69,6 +74,11 @@ export function parseFilter(query: Record<string, unknown>): CommitFilter {
   filter.since = parseTime(text('since'), 'since', false);
   filter.until = parseTime(text('until'), 'until', true);
   filter.text = text('text');
+  const flagged = text('flagged');
+  if (flagged !== undefined) {
+    if (!['1', 'true', 'on', '0', 'false', 'off'].includes(flagged)) throw new BadRequest('flagged must be 1 (flagged calls only) or 0');
+    if (['1', 'true', 'on'].includes(flagged)) filter.flagged = true;
+  }
   for (const key of Object.keys(filter) as (keyof CommitFilter)[]) if (filter[key] === undefined) delete filter[key];
   return filter;
 }
@@ -141,6 +151,7 @@ export async function listCommits(
     newer: newestFirst ? nearCursor : farCursor,
     partial: stoppedEarly,
     total: history.size,
+    flags: flagsOf(ctx, rows.map((r) => r.commit)),
   };
 }
 
@@ -167,6 +178,7 @@ function candidatePositions(ctx: AuditContext, filter: CommitFilter): number[] |
     }
     return [...positions].sort((a, b) => a - b);
   }
+  if (filter.flagged) return flaggedPositions(ctx);
   return null;
 }
 
@@ -205,6 +217,7 @@ function entryMatcher(ctx: AuditContext, filter: CommitFilter): (entry: HistoryE
     if (filter.since !== undefined && entry.time < filter.since) return false;
     if (filter.until !== undefined && entry.time > filter.until) return false;
     if (filter.path !== undefined && !touchesPath(entry, filter.path)) return false;
+    if (filter.flagged && !ctx.store.flags.forCommit(entry.commit)) return false;
     if (filter.text !== undefined) return introduces(ctx, entry, filter.text);
     return true;
   };

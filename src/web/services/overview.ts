@@ -1,6 +1,8 @@
 import { isMemoryFile } from '../../store/commit-diff';
 import { listFiles } from '../../store/objects';
 import { AuditContext, CommitSummary, summarise } from './context';
+import { flaggedCount } from './flags';
+import { redactionCount } from './redaction';
 import { lastChangeOf, sizeAt } from './tree';
 
 /** The front page: the memory at HEAD, totals, and the latest calls. */
@@ -10,7 +12,7 @@ const LATEST = 12;
 
 export interface Overview {
   head: CommitSummary | null;
-  totals: { commits: number; sessions: number; files: number; bytes: number };
+  totals: { commits: number; sessions: number; files: number; bytes: number; flagged: number; redactions: number };
   files: { rel: string; size: number; lastChange: CommitSummary | null }[];
   filesTruncated: boolean;
   latest: CommitSummary[];
@@ -19,7 +21,7 @@ export interface Overview {
 export async function overview(ctx: AuditContext): Promise<Overview> {
   const history = ctx.store.history;
   const head = history.head;
-  if (!head) return { head: null, totals: { commits: 0, sessions: 0, files: 0, bytes: 0 }, files: [], filesTruncated: false, latest: [] };
+  if (!head) return { head: null, totals: { commits: 0, sessions: 0, files: 0, bytes: 0, flagged: 0, redactions: 0 }, files: [], filesTruncated: false, latest: [] };
   const headPosition = history.size - 1;
   const all = [...(await listFiles(ctx.store.objects, await ctx.store.commitTree(head.commit)))]
     .filter(([repoPath, entry]) => isMemoryFile(repoPath) && entry.mode === '100644')
@@ -38,7 +40,7 @@ export async function overview(ctx: AuditContext): Promise<Overview> {
   for (let p = headPosition; p >= 0 && latest.length < LATEST; p--) latest.push(summarise(ctx, history.at(p)!));
   return {
     head: summarise(ctx, head),
-    totals: { commits: history.size, sessions: history.sessions().length, files: all.length, bytes },
+    totals: { commits: history.size, sessions: history.sessions().length, files: all.length, bytes, flagged: flaggedCount(ctx), redactions: await redactionCount(ctx) },
     files,
     filesTruncated: all.length > files.length,
     latest,

@@ -7,6 +7,7 @@ import { listCalls } from '../../history/calls';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 import { MAX_PAGE_DIFF_CHARS, yieldToLoop } from './budget';
 import { diffView, diffViewsOf, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
+import { FlagBadge, flagsOf } from './flags';
 
 /** Sessions: the list, and one session's evolution call by call with the memory before vs after it. */
 
@@ -81,6 +82,8 @@ export interface SessionPage {
   /** Every call of the session in order, reads and failures too (the call log), at most MAX_ALL_CALLS. */
   allCalls: CallRecord[];
   allCallsTruncated: boolean;
+  /** Flags of the calls on this page, by commit id (flagged calls only). */
+  flags: Record<string, FlagBadge>;
 }
 
 export async function sessionPage(ctx: AuditContext, id: string, from = 1): Promise<SessionPage> {
@@ -123,6 +126,7 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     clears: records.filter((r) => r.kind === 'context_cleared').length,
     allCalls: allCalls.slice(0, MAX_ALL_CALLS),
     allCallsTruncated: allCalls.length > MAX_ALL_CALLS,
+    flags: flagsOf(ctx, page.map((c) => c.commit)),
   };
 }
 

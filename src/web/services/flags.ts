@@ -1,0 +1,61 @@
+import type { Finding, FlagRecord } from '../../store/flags';
+import type { AuditContext } from './context';
+
+/**
+ * Flags for the pages: a call whose writing added a likely secret (or, where the store opts in, personal
+ * data) gets a badge. The flag index (src/store/flags) keeps only masked samples, never the values, so
+ * what a badge shows is safe to show to anyone who may read the page.
+ */
+
+/** Findings listed in one badge's details; the rest are counted. */
+const MAX_FINDINGS = 10;
+
+export interface FlagBadge {
+  toolUseId: string | null;
+  /** 'secret' and/or 'personal'. */
+  kinds: Array<Finding['kind']>;
+  /** The rules that matched, e.g. `anthropic`, `aws`, `email`. */
+  rules: string[];
+  findings: Finding[];
+  moreFindings: number;
+}
+
+function badgeOf(record: FlagRecord): FlagBadge {
+  return {
+    toolUseId: record.toolUseId,
+    kinds: [...new Set(record.findings.map((f) => f.kind))].sort(),
+    rules: [...new Set(record.findings.map((f) => f.rule))].sort(),
+    findings: record.findings.slice(0, MAX_FINDINGS),
+    moreFindings: Math.max(0, record.findings.length - MAX_FINDINGS),
+  };
+}
+
+/** The flag of one commit, or null. */
+export function flagOf(ctx: AuditContext, commit: string): FlagBadge | null {
+  const record = ctx.store.flags.forCommit(commit);
+  return record ? badgeOf(record) : null;
+}
+
+/** The flags of the commits on a page, by commit id (only flagged ones appear). */
+export function flagsOf(ctx: AuditContext, commits: Iterable<string>): Record<string, FlagBadge> {
+  const out: Record<string, FlagBadge> = {};
+  for (const commit of commits) {
+    const badge = flagOf(ctx, commit);
+    if (badge) out[commit] = badge;
+  }
+  return out;
+}
+
+/** Ascending history positions of every flagged commit still in history (the "flagged only" filter). */
+export function flaggedPositions(ctx: AuditContext): number[] {
+  const positions: number[] = [];
+  for (const record of ctx.store.flags.all()) {
+    const position = ctx.store.history.position(record.commit);
+    if (position !== undefined) positions.push(position);
+  }
+  return positions.sort((a, b) => a - b);
+}
+
+export function flaggedCount(ctx: AuditContext): number {
+  return ctx.store.flags.all().length;
+}

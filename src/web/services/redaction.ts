@@ -1,0 +1,339 @@
+import { randomBytes } from 'node:crypto';
+import { oneLine } from '../../store/commit-message';
+import { ReadOnlyStoreError, RedactionRefusedError, StaleHeadError } from '../../store/errors';
+import { mask } from '../../store/flags/personal-data';
+import { listRedactions, PREVIEW_ITEMS, redactionIds, rewrittenCommit } from '../../store/redaction';
+import type { PreviewItem, RedactionOutcome, RedactionRecord, RedactionTarget } from '../../store/redaction';
+import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
+
+/**
+ * The redaction action of the UI and the pages over its audit log.
+ *
+ * What the operator types to match (a text or a regex) is a secret: it travels only in POST bodies (never
+ * a URL), is never written back into a page (the preview shows each changed line with the match replaced
+ * by the marker, and what it erases only masked), and between the preview and the confirmation it stays
+ * on the server, bound to the operator's login session, under a random id the confirmation form carries.
+ */
+
+export type RedactionKind = 'text' | 'regex' | 'path' | 'call';
+export const REDACTION_KINDS: readonly RedactionKind[] = ['text', 'regex', 'path', 'call'];
+/** Kinds whose value may be the secret itself: never echoed, never prefilled. */
+const SECRET_KINDS: readonly RedactionKind[] = ['text', 'regex'];
+
+const MAX_VALUE_LENGTH = 1000;
+const MAX_REF_LENGTH = 256;
+export const MAX_REASON_LENGTH = 200;
+
+export interface RedactionRequest {
+  kind: RedactionKind;
+  value: string;
+  reason: string;
+  from?: string;
+  to?: string;
+}
+
+/** The form's fields that may be shown again (a failed preview, a prefilled call): never text or regex. */
+export interface RedactionFormFields {
+  kind: RedactionKind;
+  path: string;
+  call: string;
+  reason: string;
+  from: string;
+  to: string;
+}
+
+function field(params: Record<string, unknown>, name: string, max: number): string {
+  const value = params[name];
+  if (value === undefined || value === '') return '';
+  if (typeof value !== 'string') throw new BadRequest(`${name} must be given once, as text`);
+  if (value.length > max) throw new BadRequest(`${name} is longer than ${max} characters`);
+  return value;
+}
+
+/** What the form may show again (from a query string or a posted form); a bad field is simply left empty. */
+export function formFields(params: Record<string, unknown>): RedactionFormFields {
+  const safe = (name: string, max: number) => {
+    try {
+      return field(params, name, max);
+    } catch {
+      return '';
+    }
+  };
+  const call = safe('call', MAX_REF_LENGTH);
+  const path = safe('path', MAX_VALUE_LENGTH);
+  const asked = safe('kind', 16);
+  const kind: RedactionKind = (REDACTION_KINDS as readonly string[]).includes(asked) ? (asked as RedactionKind) : call ? 'call' : path ? 'path' : 'text';
+  return { kind, path, call, reason: oneLine(safe('reason', MAX_REASON_LENGTH)), from: safe('from', MAX_REF_LENGTH), to: safe('to', MAX_REF_LENGTH) };
+}
+
+export function parseRedactionRequest(params: Record<string, unknown>): RedactionRequest {
+  const kind = field(params, 'kind', 16);
+  if (!(REDACTION_KINDS as readonly string[]).includes(kind)) throw new BadRequest(`say what to redact: kind must be one of ${REDACTION_KINDS.join(', ')}`);
+  const value = field(params, kind, kind === 'call' ? MAX_REF_LENGTH : MAX_VALUE_LENGTH);
+  if (value === '') throw new BadRequest(`the ${kind} to redact is empty`);
+  const reason = oneLine(field(params, 'reason', MAX_REASON_LENGTH));
+  if (reason === '') throw new BadRequest('a redaction needs a reason (it is recorded in the audit log)');
+  const from = field(params, 'from', MAX_REF_LENGTH) || undefined;
+  const to = field(params, 'to', MAX_REF_LENGTH) || undefined;
+  return { kind: kind as RedactionKind, value, reason, from, to };
+}
+
+function targetOf(request: RedactionRequest): RedactionTarget {
+  return { [request.kind]: request.value };
+}
+
+/** A store message with the secret (if the operator typed one) cut out, as a 400 for the page. */
+function refusal(request: RedactionRequest, message: string): BadRequest {
+  let text = message.replace(/^memgit: /, '').replace(/--(operator|reason)\b/g, '$1');
+  if (SECRET_KINDS.includes(request.kind)) text = text.split(request.value).join(`(the ${request.kind})`);
+  // A regex's syntax error quotes the pattern as /pattern/flags: drop that part whatever it holds.
+  if (request.kind === 'regex') text = text.replace(/Invalid regular expression: .*: /s, 'Invalid regular expression: ');
+  return new BadRequest(text);
+}
+
+/** Run (or with dryRun, preview) a redaction; the store's refusals become 400s without the secret in them. */
+export async function runRedaction(
+  ctx: AuditContext,
+  request: RedactionRequest,
+  operator: string,
+  options: { dryRun: boolean; expectHead?: string },
+): Promise<RedactionOutcome> {
+  try {
+    return await ctx.store.redact({
+      ...targetOf(request),
+      at: request.from || request.to ? { from: request.from, to: request.to } : undefined,
+      reason: request.reason,
+      operator,
+      dryRun: options.dryRun,
+      expectHead: options.expectHead,
+    });
+  } catch (error) {
+    if (error instanceof StaleHeadError) throw error;
+    if (error instanceof RedactionRefusedError || error instanceof ReadOnlyStoreError) throw refusal(request, error.message);
+    throw error;
+  }
+}
+
+export { StaleHeadError };
+
+/** A piece of a changed line as it will read: plain text, or the marker that replaces a match. */
+export interface LineSegment {
+  text: string;
+  marker: boolean;
+}
+
+export interface PreviewLine {
+  line: number;
+  /** The line as it will read after the redaction (empty when the line goes, as in a whole-file redaction). */
+  segments: LineSegment[];
+  removed: boolean;
+  /** What the line loses, masked (`sk-************AA (52 chars)`), never the text itself. */
+  erased: string;
+  cut: boolean;
+}
+
+export interface PreviewFile {
+  commit: string;
+  toolUseId: string | null;
+  session: string | null;
+  /** The commit as history has it (for its links and title). */
+  call: CommitSummary | null;
+  path: string;
+  lines: PreviewLine[];
+  moreLines: number;
+}
+
+export interface RedactionPreview {
+  kind: RedactionKind;
+  /** What is matched, as it may be shown: a path or call id as is, a text or regex masked. */
+  shownTarget: string;
+  reason: string;
+  range: { from: string | null; to: string | null } | null;
+  marker: string;
+  id: string;
+  commitsChanged: number;
+  commitsRewritten: number;
+  blobsRedacted: number;
+  firstRewritten: CommitSummary | null;
+  head: string;
+  files: PreviewFile[];
+  /** The store previews at most PREVIEW_ITEMS file versions; the redaction covers them all. */
+  filesTruncated: boolean;
+}
+
+/** Longest stretch of unchanged text shown on a preview line. */
+const MAX_SHOWN_LINE = 400;
+
+export function shownTarget(request: RedactionRequest): string {
+  return SECRET_KINDS.includes(request.kind) ? mask(request.value) : request.value;
+}
+
+/** The changed part of a line (common prefix and suffix dropped), masked. */
+function erasedPart(before: string, after: string): string {
+  let start = 0;
+  while (start < before.length && start < after.length && before[start] === after[start]) start++;
+  let end = 0;
+  while (end < before.length - start && end < after.length - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++;
+  const removed = before.slice(start, before.length - end);
+  return removed.trim() === '' ? '' : mask(removed);
+}
+
+/** The line as it will read, cut into text and markers; long unchanged text is cut. */
+export function segmentsOf(after: string, marker: string): { segments: LineSegment[]; cut: boolean } {
+  const segments: LineSegment[] = [];
+  let cut = false;
+  after.split(marker).forEach((text, i, parts) => {
+    if (text.length > MAX_SHOWN_LINE) {
+      cut = true;
+      const half = MAX_SHOWN_LINE / 2;
+      text = i === 0 ? `…${text.slice(-half)}` : i === parts.length - 1 ? `${text.slice(0, half)}…` : `${text.slice(0, half)}…${text.slice(-half)}`;
+    }
+    if (text) segments.push({ text, marker: false });
+    if (i < parts.length - 1) segments.push({ text: marker, marker: true });
+  });
+  return { segments, cut };
+}
+
+function previewFile(ctx: AuditContext, item: PreviewItem, marker: string): PreviewFile {
+  const entry = ctx.store.history.get(item.commit);
+  return {
+    commit: item.commit,
+    toolUseId: item.toolUseId,
+    session: item.session,
+    call: entry ? summarise(ctx, entry) : null,
+    path: item.path,
+    lines: item.lines.map((l) => ({ line: l.line, ...segmentsOf(l.after, marker), removed: l.after === '' && l.before !== '', erased: erasedPart(l.before, l.after) })),
+    moreLines: item.moreLines,
+  };
+}
+
+export function previewModel(ctx: AuditContext, request: RedactionRequest, outcome: RedactionOutcome): RedactionPreview {
+  const first = outcome.firstRewritten ? ctx.store.history.get(outcome.firstRewritten) : undefined;
+  return {
+    kind: request.kind,
+    shownTarget: shownTarget(request),
+    reason: request.reason,
+    range: request.from || request.to ? { from: request.from ?? null, to: request.to ?? null } : null,
+    marker: outcome.marker,
+    id: outcome.id,
+    commitsChanged: outcome.commitsChanged,
+    commitsRewritten: outcome.commitsRewritten,
+    blobsRedacted: outcome.blobsRedacted,
+    firstRewritten: first ? summarise(ctx, first) : null,
+    head: outcome.oldHead,
+    files: outcome.preview.map((item) => previewFile(ctx, item, outcome.marker)),
+    filesTruncated: outcome.preview.length >= PREVIEW_ITEMS,
+  };
+}
+
+/**
+ * Previewed redactions waiting for the operator's confirmation, by a random id, each bound to the login
+ * session that previewed it and kept for PENDING_TTL_MS. Taking one removes it.
+ */
+const PENDING_TTL_MS = 15 * 60 * 1000;
+const MAX_PENDING = 100;
+
+interface Pending {
+  sessionKey: string;
+  request: RedactionRequest;
+  head: string;
+  expires: number;
+}
+
+export class PendingRedactions {
+  private readonly pending = new Map<string, Pending>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  put(sessionKey: string, request: RedactionRequest, head: string): string {
+    this.prune();
+    const id = randomBytes(24).toString('base64url');
+    this.pending.set(id, { sessionKey, request, head, expires: this.now() + PENDING_TTL_MS });
+    return id;
+  }
+
+  /** The previewed redaction `id` names, if this login session made it and it has not expired. */
+  take(id: unknown, sessionKey: string): { request: RedactionRequest; head: string } | null {
+    if (typeof id !== 'string') return null;
+    const found = this.pending.get(id);
+    if (!found || found.sessionKey !== sessionKey) return null;
+    this.pending.delete(id);
+    if (found.expires <= this.now()) return null;
+    return { request: found.request, head: found.head };
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  private prune(): void {
+    const now = this.now();
+    for (const [id, p] of this.pending) if (p.expires <= now) this.pending.delete(id);
+    while (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value as string);
+  }
+}
+
+/** A redaction record as the pages show it (everything but the old → new map). */
+export type RedactionRow = Omit<RedactionRecord, 'map'>;
+
+function rowOf(record: RedactionRecord): RedactionRow {
+  const { map: _map, ...row } = record;
+  return row;
+}
+
+/** Every redaction in the audit log (refs/memgit/audit), newest first. */
+export async function listRedactionRows(ctx: AuditContext): Promise<RedactionRow[]> {
+  return (await listRedactions(ctx.store.redaction())).map(rowOf).reverse();
+}
+
+/** Old → new rows on one page of a record. */
+export const MAP_ROWS_PER_PAGE = 200;
+
+export interface MapRow {
+  old: string;
+  new: string;
+  /** The rewritten commit, when it is still in history (a later redaction may have rewritten it again). */
+  call: CommitSummary | null;
+}
+
+export interface RedactionPage {
+  record: RedactionRow;
+  map: MapRow[];
+  mapTotal: number;
+  /** 0-based index of the first map row shown, and cursors to the neighbouring pages. */
+  from: number;
+  nextFrom: number | null;
+  prevFrom: number | null;
+}
+
+export async function redactionPage(ctx: AuditContext, id: string, from = 0): Promise<RedactionPage> {
+  const record = (await listRedactions(ctx.store.redaction())).find((r) => r.id === id);
+  if (!record) throw new NotFound(`no redaction ${JSON.stringify(id)} in this store's audit log`);
+  const all = Object.entries(record.map);
+  if (!Number.isSafeInteger(from) || from < 0 || (from > 0 && from >= all.length)) throw new BadRequest(`from must be a row between 0 and ${Math.max(0, all.length - 1)}`);
+  // The map is in history order (the rewrite walks oldest first): show it as written.
+  const map = all.slice(from, from + MAP_ROWS_PER_PAGE).map(([old, now]) => {
+    const entry = ctx.store.history.get(now);
+    return { old, new: now, call: entry ? summarise(ctx, entry) : null };
+  });
+  return {
+    record: rowOf(record),
+    map,
+    mapTotal: all.length,
+    from,
+    nextFrom: from + MAP_ROWS_PER_PAGE < all.length ? from + MAP_ROWS_PER_PAGE : null,
+    prevFrom: from > 0 ? Math.max(0, from - MAP_ROWS_PER_PAGE) : null,
+  };
+}
+
+/** Which redaction moved a commit the URL named by an id from before it (null when the id is current). */
+export async function rewrittenFrom(ctx: AuditContext, ref: string, resolved: string): Promise<{ old: string; redaction: string } | null> {
+  const id = ref.replace(/^commit:/, '').toLowerCase();
+  if (!/^[0-9a-f]{7,40}$/.test(id) || resolved.startsWith(id)) return null;
+  const moved = await rewrittenCommit(ctx.store.redaction(), id);
+  return moved && moved.commit === resolved ? { old: id, redaction: moved.redaction } : null;
+}
+
+export async function redactionCount(ctx: AuditContext): Promise<number> {
+  return (await redactionIds(ctx.store.redaction())).length;
+}
