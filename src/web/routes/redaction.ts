@@ -43,7 +43,7 @@ export function redactionActions(router: Router, deps: WebDeps, kit: OperatorKit
       res,
       deps,
       'pages/redact-form.njk',
-      { title: 'Redact from history', operator, fields, kinds: REDACTION_KINDS, error, maxReason: MAX_REASON_LENGTH, csrfField: CSRF_FIELD, csrfToken: auth.csrfToken(req, res) },
+      { title: 'Redact from history', noJsonTwin: true, operator, fields, kinds: REDACTION_KINDS, error, maxReason: MAX_REASON_LENGTH, csrfField: CSRF_FIELD, csrfToken: auth.csrfToken(req, res) },
       req,
     );
   };
@@ -56,7 +56,7 @@ export function redactionActions(router: Router, deps: WebDeps, kit: OperatorKit
       res,
       deps,
       'pages/redact-preview.njk',
-      { ...model, title: `Preview: redaction ${model.id}`, operator, pendingId, stale, csrfField: CSRF_FIELD, csrfToken: auth.csrfToken(req, res) },
+      { ...model, title: `Preview: redaction ${model.id}`, noJsonTwin: true, operator, pendingId, stale, csrfField: CSRF_FIELD, csrfToken: auth.csrfToken(req, res) },
       req,
     );
   };
