@@ -6,6 +6,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
+import { PendingRedactions } from '../../src/web/services/redaction';
 import { rollbackRoutes } from '../../src/web/routes/rollback';
 import { MemoryStore } from '../../src/store/memory-store';
 import { makeTempDir, removeDir } from '../store/git-helpers';
@@ -319,5 +320,22 @@ describe('confirming: history rewritten, the record shown, old ids resolve with 
   it('nothing logged holds the secret', () => {
     expect(logs.some((l) => l.includes('redaction r1 by dana'))).toBe(true);
     expect(logs.join('\n')).not.toContain(SECRET_CORE);
+  });
+});
+
+describe('previews kept for confirmation', () => {
+  it('are taken once, only by the login that made them, and expire after 15 minutes', () => {
+    let now = 1_000_000;
+    const pending = new PendingRedactions(() => now);
+    const request = { kind: 'text' as const, value: SECRET, reason: 'r' };
+    const a = pending.put('login-a', request, 'c0ffee');
+    expect(pending.take(a, 'login-b')).toBeNull();
+    expect(pending.take(a, 'login-a')).toEqual({ request, head: 'c0ffee' });
+    expect(pending.take(a, 'login-a')).toBeNull();
+    const b = pending.put('login-a', request, 'c0ffee');
+    now += 15 * 60 * 1000;
+    expect(pending.take(b, 'login-a')).toBeNull();
+    expect(pending.take(undefined, 'login-a')).toBeNull();
+    expect(pending.size).toBe(0);
   });
 });

@@ -18,6 +18,8 @@ export interface FlagBadge {
   rules: string[];
   findings: Finding[];
   moreFindings: number;
+  /** One line for a tooltip: `anthropic in /memories/a.md line 2: sk-************AA (52 chars); …`. */
+  summary: string;
 }
 
 function badgeOf(record: FlagRecord): FlagBadge {
@@ -27,6 +29,9 @@ function badgeOf(record: FlagRecord): FlagBadge {
     rules: [...new Set(record.findings.map((f) => f.rule))].sort(),
     findings: record.findings.slice(0, MAX_FINDINGS),
     moreFindings: Math.max(0, record.findings.length - MAX_FINDINGS),
+    summary:
+      record.findings.slice(0, MAX_FINDINGS).map((f) => `${f.rule} in ${f.path} line ${f.line}: ${f.masked}`).join('; ') +
+      (record.findings.length > MAX_FINDINGS ? `; ${record.findings.length - MAX_FINDINGS} more` : ''),
   };
 }
 
