@@ -28,7 +28,7 @@ export {
 } from './store/errors';
 export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
 export { newSessionId } from './store/session-id';
-export { importMemoryDir, ImportRefusedError } from './store/import';
+export { importMemoryDir, ImportFailedError, ImportRefusedError } from './store/import';
 export type { ImportOptions, ImportReport } from './store/import';
 export { StoreInUseError } from './store/holders';
 export { listCalls } from './history/calls';

@@ -50,7 +50,7 @@ export interface FileChangeRecord {
   patch?: string;
 }
 
-/** A session: the commits one conversation made. */
+/** A session: the commits one conversation made, and its reads and failed calls from the call log. */
 export interface SessionRecord {
   schema: typeof RECORD_SCHEMAS.session;
   id: string;
@@ -63,6 +63,11 @@ export interface SessionRecord {
   /** Commits that changed a memory file, and calls an operator later undid (when known). */
   writes?: number;
   reverted?: number;
+  /** Successful views and failed calls of the session in the call log (when known). */
+  reads?: number;
+  failed?: number;
+  /** The session made no commit: it is known only from the call log (its reads and failures). */
+  logOnly?: boolean;
 }
 
 /** One revision of one file: the commit that created, changed, renamed or deleted it. */
@@ -104,7 +109,18 @@ export function commitRecord(entry: HistoryEntry): CommitRecord {
   };
 }
 
-export function sessionRecord(session: { id: string; calls: number; first: number; last: number; files: number; writes?: number; reverted?: number }): SessionRecord {
+export function sessionRecord(session: {
+  id: string;
+  calls: number;
+  first: number;
+  last: number;
+  files: number;
+  writes?: number;
+  reverted?: number;
+  reads?: number;
+  failed?: number;
+  logOnly?: boolean;
+}): SessionRecord {
   const record: SessionRecord = {
     schema: RECORD_SCHEMAS.session,
     id: session.id,
@@ -115,6 +131,9 @@ export function sessionRecord(session: { id: string; calls: number; first: numbe
   };
   if (session.writes !== undefined) record.writes = session.writes;
   if (session.reverted !== undefined) record.reverted = session.reverted;
+  if (session.reads !== undefined) record.reads = session.reads;
+  if (session.failed !== undefined) record.failed = session.failed;
+  if (session.logOnly !== undefined) record.logOnly = session.logOnly;
   return record;
 }
 

@@ -1,36 +1,71 @@
+import { isNewId } from '../contract/ids';
+import type { CallEntry } from '../store/call-log';
 import { isMemoryFile } from '../store/commit-diff';
 import type { HistoryIndex } from '../store/history-index';
 import { revertedBy } from './reverts';
 
-/** The sessions of a store (`memgit sessions`): when each was active, how many calls and writes, how many undone. */
+/**
+ * The sessions of a store (`memgit sessions`, the UI's list): when each was active, how many calls and
+ * writes, how many undone — from the history — and how many reads and failed calls, from the call log.
+ * A session that made no commit (it only read, or every call failed) is known from the call log alone:
+ * it is listed too, marked `logOnly`, with its first and last logged call as its times.
+ */
 
 export interface SessionStats {
   id: string;
-  /** Seconds since the epoch of its first and last recorded call. */
+  /** Seconds since the epoch of its first and last commit (of a `logOnly` session: its first and last logged call, with milliseconds). */
   first: number;
   last: number;
-  /** Recorded calls of the session (today: its commits; reads and failures once the call log records them). */
+  /** Commits (successful writes) of the session. */
   calls: number;
   /** Calls that changed a memory file. */
   writes: number;
   /** Calls later undone by an operator (revert, restore, rollback-session, reset). */
   reverted: number;
+  /** Successful views and failed calls in the call log (0 when the log is off or has dropped them). */
+  reads: number;
+  failed: number;
+  /** The session made no commit: it is known only from the call log. */
+  logOnly: boolean;
 }
 
-/** Every session, most recently active first. */
-export function sessionStats(history: HistoryIndex): SessionStats[] {
+/** Every session, most recently active first; `calls` is the call log (`store.callLog.read()`), if read. */
+export function sessionStats(history: HistoryIndex, calls: readonly CallEntry[] = []): SessionStats[] {
+  const logged = new Map<string, { reads: number; failed: number; first: number; last: number }>();
+  for (const call of calls) {
+    if (call.kind === 'write' || !isNewId(call.session)) continue; // a session id the store refused names no session
+    const seen = logged.get(call.session) ?? { reads: 0, failed: 0, first: call.time, last: call.time };
+    if (call.kind === 'read') seen.reads += 1;
+    else seen.failed += 1;
+    seen.first = Math.min(seen.first, call.time);
+    seen.last = Math.max(seen.last, call.time);
+    logged.set(call.session, seen);
+  }
   const list = history.sessions().map((id) => {
     const entries = history.bySession(id);
+    const fromLog = logged.get(id);
+    logged.delete(id);
     return {
       id,
+      // Commit times have whole seconds: the end of that second (as listCalls places a write after its reads).
+      lastMs: entries[entries.length - 1].time * 1000 + 999,
       lastPosition: history.position(entries[entries.length - 1].commit) ?? 0,
       first: entries[0].time,
       last: entries[entries.length - 1].time,
       calls: entries.length,
       writes: entries.filter((e) => e.changes.some((c) => isMemoryFile(c.path))).length,
       reverted: entries.filter((e) => revertedBy(history, e.commit).length > 0).length,
+      reads: fromLog?.reads ?? 0,
+      failed: fromLog?.failed ?? 0,
+      logOnly: false,
     };
   });
-  // Commit times have one-second resolution: within a second, the later commit in history is the newer.
-  return list.sort((a, b) => b.last - a.last || b.lastPosition - a.lastPosition).map(({ lastPosition: _, ...stats }) => stats);
+  for (const [id, seen] of logged) {
+    const times = { first: seen.first / 1000, last: seen.last / 1000, lastMs: seen.last };
+    list.push({ id, ...times, lastPosition: -1, calls: 0, writes: 0, reverted: 0, reads: seen.reads, failed: seen.failed, logOnly: true });
+  }
+  // Within a second, the later commit in history is the newer.
+  return list
+    .sort((a, b) => b.lastMs - a.lastMs || b.lastPosition - a.lastPosition || (a.id < b.id ? -1 : 1))
+    .map(({ lastPosition: _, lastMs: __, ...stats }) => stats);
 }

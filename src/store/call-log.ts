@@ -110,6 +110,17 @@ export class CallLog {
     return entries;
   }
 
+  /**
+   * A cheap mark that changes whenever the log does (after flushing this process's buffered lines): for
+   * caches of figures computed from `read()`.
+   */
+  async version(): Promise<string> {
+    if (!this.enabled) return 'off';
+    await this.flush().catch(() => undefined);
+    const stat = await fs.promises.stat(this.file).catch(() => null);
+    return stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}` : 'none';
+  }
+
   /** Keep only the newest `maxEntries` calls when the file has grown well past them. */
   async compactIfNeeded(): Promise<number> {
     if (!this.enabled) return 0;

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { MEMORY_ROOT as VIRTUAL_ROOT, resolvePath, utf8ByteLength } from '../contract/paths';
 import { MemgitError } from './errors';
 import { MEMORY_ROOT, toRepoPath } from './git-reader';
-import type { MemoryStore } from './memory-store';
+import type { CommitStep, MemoryStore } from './memory-store';
 import { FILE_MODE } from './objects';
 import { isKeep, normaliseKeeps, readMemoryFiles, writeMemoryTree } from './rollback/memory-state';
 
@@ -11,11 +11,16 @@ import { isKeep, normaliseKeeps, readMemoryFiles, writeMemoryTree } from './roll
  * Adopt a memory directory of the SDK's `BetaLocalFilesystemMemoryTool` (the folder given to it, which
  * holds `memories/`, or that `memories/` folder itself): one commit per file, or one for all (`single`).
  *
- * Everything is checked before the first commit: names the contract refuses (and links, special files,
- * non-UTF-8 or oversized files) are reported and skipped; a file the store already holds with other
- * content, or a file where the store has a directory (or the reverse), refuses the whole import and writes
- * nothing. A file the store already holds byte for byte is `unchanged`, so an import stopped half-way (a
- * killed process, with one commit per file) is finished by running it again; `single` is all or nothing.
+ * Everything is read and checked before anything is written: names the contract refuses (and links,
+ * special files, non-UTF-8 or oversized files) are reported and skipped; a file that cannot be read, a
+ * file the store already holds with other content, or a file where the store has a directory (or the
+ * reverse), refuses the whole import and writes nothing. A file the store already holds byte for byte is
+ * `unchanged`, so importing a folder again adds only what is new.
+ *
+ * All or nothing, with one commit per file too: the commits are written as one write of the store
+ * (`writeCommits`): every one of them is durable before the branch moves, once, from the HEAD the import
+ * started from to the last of them. A failure on the way (a full disk, an I/O error) or a killed process
+ * leaves the branch where it was: nothing is half-imported.
  */
 
 export interface ImportOptions {
@@ -42,6 +47,9 @@ export interface ImportReport {
 /** An import that cannot be done as asked; nothing was written. */
 export class ImportRefusedError extends MemgitError {}
 
+/** The import failed while writing; the message says whether the branch is where it was (nothing imported). */
+export class ImportFailedError extends MemgitError {}
+
 interface Candidate {
   virtual: string;
   repoPath: string;
@@ -58,51 +66,94 @@ export function memoriesFolderOf(dir: string): string {
 export async function importMemoryDir(store: MemoryStore, dir: string, options: ImportOptions): Promise<ImportReport> {
   const source = memoriesFolderOf(dir);
   const skipped: ImportReport['skipped'] = [];
+  // Every file is read here, before anything is written: one that cannot be read refuses the import.
   const candidates = collect(source, options.maxFileBytes, skipped);
   const report: ImportReport = { source, imported: [], unchanged: [], skipped, commits: [] };
-  const operator = options.operator;
-  const write = async (batch: Candidate[], title: string) => {
-    const { commit } = await store.writeCommit(async (head) => {
-      const files = await readMemoryFiles(store.objects, await store.commitTree(head));
-      const fresh = await checkAgainst(store, files, batch);
-      if (fresh.length === 0) return null;
-      for (const c of fresh) files.set(c.repoPath, { oid: await store.objects.writeBlob(c.bytes), mode: FILE_MODE });
-      normaliseKeeps(files, await store.objects.hashBlob(new Uint8Array(0)));
-      const previous = (await store.objects.entryAt(await store.commitTree(head), MEMORY_ROOT))?.oid ?? null;
-      return { memoryTree: await writeMemoryTree(store.objects, files, previous), meta: { title, actor: `operator:${operator}` }, value: null };
-    });
-    return commit;
+  const actor = `operator:${options.operator}`;
+  const unchanged = (fresh: Candidate[]) => {
+    const freshPaths = new Set(fresh.map((c) => c.virtual));
+    return candidates.filter((c) => !freshPaths.has(c.virtual)).map((c) => c.virtual);
   };
 
-  // Every check first, against HEAD now; the writes check again under the lock.
-  const head = await store.refreshHead();
-  const fresh = await checkAgainst(store, await readMemoryFiles(store.objects, await store.commitTree(head)), candidates);
-  const freshPaths = new Set(fresh.map((c) => c.virtual));
-  report.unchanged = candidates.filter((c) => !freshPaths.has(c.virtual)).map((c) => c.virtual);
-  if (options.dryRun || fresh.length === 0) {
-    report.imported = fresh.map((c) => ({ path: c.virtual, bytes: c.bytes.length, commit: null }));
+  // Every check first, against HEAD now (reads only); the write checks again under the lock.
+  let planned: Candidate[];
+  try {
+    planned = await checkAgainst(store, await readMemoryFiles(store.objects, await store.commitTree(await store.refreshHead())), candidates);
+  } catch (error) {
+    if (error instanceof ImportRefusedError) throw error;
+    throw Object.assign(new ImportFailedError(`memgit: the import failed before writing anything (${messageOf(error)}); nothing was imported`), { cause: error });
+  }
+  report.unchanged = unchanged(planned);
+  if (options.dryRun || planned.length === 0) {
+    report.imported = planned.map((c) => ({ path: c.virtual, bytes: c.bytes.length, commit: null }));
     return report;
   }
-  if (options.single) {
-    const commit = await write(fresh, `import ${fresh.length} file${fresh.length === 1 ? '' : 's'}`);
-    if (commit) report.commits.push(commit);
-    report.imported = fresh.map((c) => ({ path: c.virtual, bytes: c.bytes.length, commit }));
-  } else {
-    for (const c of fresh) {
-      const commit = await write([c], `import ${c.virtual}`);
-      if (commit) report.commits.push(commit);
-      report.imported.push({ path: c.virtual, bytes: c.bytes.length, commit });
-    }
+  let startHead: string | null = null;
+  let written: { commits: string[]; value: Candidate[] | null };
+  try {
+    written = await store.writeCommits(async (now) => {
+      startHead = now;
+      const files = await readMemoryFiles(store.objects, await store.commitTree(now));
+      const fresh = await checkAgainst(store, files, candidates);
+      if (fresh.length === 0) return { steps: [], value: fresh };
+      const keepOid = await store.objects.hashBlob(new Uint8Array(0));
+      let previous = (await store.objects.entryAt(await store.commitTree(now), MEMORY_ROOT))?.oid ?? null;
+      const steps: CommitStep[] = [];
+      const groups = options.single ? [fresh] : fresh.map((c) => [c]);
+      for (const group of groups) {
+        for (const c of group) files.set(c.repoPath, { oid: await store.objects.writeBlob(c.bytes), mode: FILE_MODE });
+        normaliseKeeps(files, keepOid);
+        previous = await writeMemoryTree(store.objects, files, previous);
+        const title = options.single ? `import ${group.length} file${group.length === 1 ? '' : 's'}` : `import ${group[0].virtual}`;
+        steps.push({ memoryTree: previous, meta: { title, actor } });
+      }
+      return { steps, value: fresh };
+    });
+  } catch (error) {
+    if (error instanceof ImportRefusedError) throw error;
+    throw await failure(store, startHead, error);
   }
+  const fresh = written.value ?? [];
+  report.unchanged = unchanged(fresh);
+  report.commits = written.commits;
+  report.imported = fresh.map((c, i) => ({ path: c.virtual, bytes: c.bytes.length, commit: written.commits[options.single ? 0 : i] ?? null }));
   return report;
+}
+
+/** What a failed write did, said truthfully: the branch is read back and compared with where it started. */
+async function failure(store: MemoryStore, startHead: string | null, error: unknown): Promise<Error> {
+  const reason = messageOf(error);
+  // Failed before the write began (the lock, the repair of an earlier write): nothing was written.
+  if (startHead === null) return Object.assign(new ImportFailedError(`memgit: the import failed before writing anything (${reason}); nothing was imported`), { cause: error });
+  const now = await store.refreshHead().catch(() => null);
+  const text =
+    now === startHead
+      ? `memgit: the import failed (${reason}); nothing was imported (HEAD is still ${startHead.slice(0, 12)})`
+      : `memgit: the import failed (${reason}) and the store's HEAD could not be confirmed` +
+        `${now ? ` (it is ${now.slice(0, 12)}, the import started at ${startHead.slice(0, 12)})` : ''}; check it with \`memgit log\``;
+  return Object.assign(new ImportFailedError(text), { cause: error });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** The files of `source` the store can hold, sorted by path; the rest go to `skipped` with the reason. */
 function collect(source: string, maxFileBytes: number, skipped: ImportReport['skipped']): Candidate[] {
   const found: Candidate[] = [];
   const seen = new Map<string, string>();
+  const unreadable = (shown: string, error: unknown): never => {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ImportRefusedError(`memgit: cannot read ${shown} (${code}); nothing was imported`);
+  };
   const walk = (dir: string, rel: string) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    let entries: fs.Dirent[] = [];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch (error) {
+      unreadable(rel ? `${VIRTUAL_ROOT}/${rel}/` : `${VIRTUAL_ROOT}/`, error);
+    }
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const relPath = rel ? `${rel}/${entry.name}` : entry.name;
       const shown = `${VIRTUAL_ROOT}/${relPath}`;
       const resolved = resolvePath(shown);
@@ -119,7 +170,12 @@ function collect(source: string, maxFileBytes: number, skipped: ImportReport['sk
         skipped.push({ path: shown, reason: entry.isSymbolicLink() ? 'a symbolic link (only regular files are imported)' : 'not a regular file' });
         continue;
       }
-      const bytes = fs.readFileSync(full);
+      let bytes = Buffer.alloc(0);
+      try {
+        bytes = fs.readFileSync(full);
+      } catch (error) {
+        unreadable(shown, error);
+      }
       let text: string;
       try {
         text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

@@ -77,6 +77,12 @@ export interface StoreOptions {
   flagPersonalData?: boolean;
 }
 
+/** One commit of `writeCommits`: the new tree of `memories/` (null: empty) and the message. */
+export interface CommitStep {
+  memoryTree: string | null;
+  meta: CommitMeta;
+}
+
 /** A Messages API tool_use block for the memory tool. */
 export interface MemoryToolUse {
   type: 'tool_use';
@@ -516,6 +522,22 @@ export class MemoryStore {
   async writeCommit<T>(
     build: (head: string) => Promise<{ memoryTree: string | null; meta: CommitMeta; value: T } | null>,
   ): Promise<{ commit: string | null; value: T | null }> {
+    const { commits, value } = await this.writeCommits(async (head) => {
+      const built = await build(head);
+      return built && { steps: [{ memoryTree: built.memoryTree, meta: built.meta }], value: built.value };
+    });
+    return { commit: commits.length ? commits[commits.length - 1] : null, value };
+  }
+
+  /**
+   * Write several commits in a row as ONE write (`memgit import`, a commit per file): `build` runs under
+   * the write lock and returns each commit's memory tree and message, oldest first. All of them are made
+   * durable before the branch moves, once, from HEAD to the last of them: a failure before that (or a
+   * crash) leaves the branch where it was and none of them applied; after it, all of them are.
+   */
+  async writeCommits<T>(
+    build: (head: string) => Promise<{ steps: CommitStep[]; value: T } | null>,
+  ): Promise<{ commits: string[]; value: T | null }> {
     this.assertOpen();
     if (this.readOnly) throw new ReadOnlyStoreError();
     return this.withWriteLock(async () => {
@@ -523,15 +545,20 @@ export class MemoryStore {
       await this.beginTransaction(); // `build` may write objects
       return this.beforeRefMoves(async () => {
         const built = await build(head);
-        if (!built) {
+        if (!built || built.steps.length === 0) {
           this.durableFs.discardStaged();
           await this.endTransaction();
-          return { commit: null, value: null };
+          return { commits: [], value: built ? built.value : null };
         }
         const headTree = await this.commitTree(head);
-        const rootTree = await this.replaceMemoryTree(headTree, built.memoryTree);
-        const commit = await this.commitChange(head, headTree, rootTree, built.meta);
-        return { commit, value: built.value };
+        const chain: { tree: string; meta: CommitMeta }[] = [];
+        let tree = headTree;
+        for (const step of built.steps) {
+          tree = await this.replaceMemoryTree(tree, step.memoryTree);
+          chain.push({ tree, meta: step.meta });
+        }
+        const commits = await this.commitChange(head, headTree, chain);
+        return { commits, value: built.value };
       });
     });
   }
@@ -571,14 +598,15 @@ export class MemoryStore {
       const draft = new TreeDraft(this.objects, headTree);
       await applyEdits(draft, edits);
       const newTree = await draft.write();
-      return this.commitChange(head, headTree, newTree, {
+      const meta: CommitMeta = {
         title: id,
         command: outcome.command,
         path: outcome.path,
         newPath: outcome.newPath,
         session: context.session,
         ...clientTrailers(context.client),
-      });
+      };
+      return (await this.commitChange(head, headTree, [{ tree: newTree, meta }]))[0];
     });
     return { result: toResult(id, outcome), outcome, commit, readAt: head };
   }
@@ -640,32 +668,35 @@ export class MemoryStore {
   }
 
   /**
-   * Write one commit and move the branch to it, then project it onto the working tree.
-   * Order matters for crash safety: the transaction marker first — the caller begins the transaction
-   * before it writes any object, so a crash anywhere after it (temp files included) is repaired on open
-   * or before the next write — objects, an fsync of everything written, the ref, and only then the projection.
+   * Write one commit (or a chain of them, each on the one before) and move the branch to it, then project
+   * it onto the working tree. Order matters for crash safety: the transaction marker first — the caller
+   * begins the transaction before it writes any object, so a crash anywhere after it (temp files included)
+   * is repaired on open or before the next write — objects, an fsync of everything written, the ref (once,
+   * to the last commit of a chain), and only then the projection.
    *
    * Fault semantics: a failure before the ref moves throws (the call is not applied). Once the ref has
    * moved the call IS applied: a failure in the work after it (the ref's directory fsync, the working
    * tree, the index, the history append, the marker's removal) is logged for the operator and repaired
    * before this process's next call (and by the next open, which sees the marker), never thrown.
    */
-  private async commitChange(head: string, headTree: string, newTree: string, meta: CommitMeta): Promise<string> {
+  private async commitChange(head: string, headTree: string, chain: { tree: string; meta: CommitMeta }[]): Promise<string[]> {
     const timestamp = Math.floor(Date.now() / 1000);
     const person = { name: this.author.name, email: this.author.email, timestamp, timezoneOffset: 0 };
-    const commit = await this.objects.writeCommit({
-      message: formatCommitMessage(meta),
-      tree: newTree,
-      parent: [head],
-      author: person,
-      committer: person,
-    });
-    this.rememberCommitTree(commit, newTree);
-    await this.moveBranch(commit);
-    await this.afterRefMoved(commit, head, headTree, newTree, meta, timestamp);
+    const links: ChainLink[] = [];
+    let parent = head;
+    let parentTree = headTree;
+    for (const { tree, meta } of chain) {
+      const commit = await this.objects.writeCommit({ message: formatCommitMessage(meta), tree, parent: [parent], author: person, committer: person });
+      this.rememberCommitTree(commit, tree);
+      links.push({ commit, parent, parentTree, tree, meta });
+      parent = commit;
+      parentTree = tree;
+    }
+    await this.moveBranch(parent);
+    await this.afterRefMoved(links, timestamp);
     this.maybeScheduleGc();
     for (const listener of this.committedListeners) listener();
-    return commit;
+    return links.map((l) => l.commit);
   }
 
   /**
@@ -689,11 +720,13 @@ export class MemoryStore {
     }
   }
 
-  private async afterRefMoved(commit: string, head: string, headTree: string, newTree: string, meta: CommitMeta, timestamp: number): Promise<void> {
+  private async afterRefMoved(links: ChainLink[], timestamp: number): Promise<void> {
     const failures: string[] = [];
+    const first = links[0];
+    const last = links[links.length - 1];
     let changes: FileChange[] | null = null;
     try {
-      changes = await diffTrees(this.objects, headTree, newTree);
+      changes = await diffTrees(this.objects, first.parentTree, last.tree);
       // The ref's directory entry is fsynced while the working tree and index are projected: until both
       // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
       const [refSynced, projected] = await Promise.allSettled([this.durableFs.flush(), this.worktree.apply(changes)]);
@@ -701,8 +734,8 @@ export class MemoryStore {
       if (projected.status === 'rejected') {
         // A transient failure, or a working tree someone changed (a link where a folder was): rebuild the
         // projection from the new HEAD at once, so that no sibling file stays missing until the next call.
-        await this.worktree.rebuild(newTree).then(
-          (repaired) => this.log(`rebuilt the working tree after commit ${commit} (${describeError(projected.reason)}): ${repaired.length} change(s)`),
+        await this.worktree.rebuild(last.tree).then(
+          (repaired) => this.log(`rebuilt the working tree after commit ${last.commit} (${describeError(projected.reason)}): ${repaired.length} change(s)`),
           (error: unknown) => failures.push(`working tree: ${describeError(projected.reason)}; rebuild: ${describeError(error)}`),
         );
       }
@@ -711,16 +744,23 @@ export class MemoryStore {
     }
     if (changes) {
       // In memory at once (a retry of this tool_use id is recognised); the file is healed if the append fails.
-      await this.history.record(makeEntry(commit, head, timestamp, meta, changes, newTree)).catch((error: unknown) => {
+      // A chain's commits are recorded one by one, each with its own changes (a failure here is caught up
+      // from git by the next refreshHead).
+      try {
+        for (const link of links) {
+          const own = links.length === 1 ? changes : await diffTrees(this.objects, link.parentTree, link.tree);
+          await this.history.record(makeEntry(link.commit, link.parent, timestamp, link.meta, own, link.tree));
+        }
+      } catch (error) {
         failures.push(`history append: ${describeError(error)}`);
-      });
+      }
     }
     if (failures.length === 0) {
       await this.endTransaction().catch((error: unknown) => failures.push(`transaction marker: ${describeError(error)}`));
     }
     if (failures.length > 0) {
       this.repairPending = true;
-      this.log(`commit ${commit} is applied, but work after it failed and is repaired before the next call: ${failures.join('; ')}`);
+      this.log(`commit ${last.commit} is applied, but work after it failed and is repaired before the next call: ${failures.join('; ')}`);
     }
   }
 
@@ -892,6 +932,15 @@ function asMemoryToolUse(value: unknown): { id: unknown; input: unknown } {
   if (value.type !== 'tool_use') throw new InvalidToolUseError(`memgit: expected type "tool_use", got ${JSON.stringify(value.type)}`);
   if (value.name !== 'memory') throw new InvalidToolUseError(`memgit: expected the memory tool (name "memory"), got ${JSON.stringify(value.name)}`);
   return { id: value.id, input: value.input };
+}
+
+/** One commit of a chain written by commitChange. */
+interface ChainLink {
+  commit: string;
+  parent: string;
+  parentTree: string;
+  tree: string;
+  meta: CommitMeta;
 }
 
 /** Moving the ref failed and the ref could not be read back: whether the call applied is not known. */

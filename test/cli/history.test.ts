@@ -277,7 +277,43 @@ describe('memgit cat / ls / diff / sessions', () => {
     const times = git(repo, 'log', '--format=%cI', '--grep', 'Memory-Session: sess_20261202T140312_k3f9').split('\n');
     expect(Date.parse(rows[1].first)).toBe(Date.parse(times[times.length - 1]));
     expect(Date.parse(rows[1].last)).toBe(Date.parse(times[0]));
-    expect(memgit(['sessions', '--repo', repo]).stdout.split('\n')[0]).toMatch(/^sess_20261202T150000_zz01  \S+Z  \S+Z  calls 2  writes 2  reverted 1$/);
+    expect(memgit(['sessions', '--repo', repo]).stdout.split('\n')[0]).toMatch(/^sess_20261202T150000_zz01  \S+Z  \S+Z  calls 2  writes 2  reverted 1  reads 0  failed 0$/);
+  });
+
+  it('sessions lists sessions that only read or only failed, from the call log, marked as such', () => {
+    const dir = makeTempDir('memgit-history-readonly-');
+    dirs.push(dir);
+    exec(dir, 'sess_20261204T090000_wrt1', [line('toolu_w1', { command: 'create', path: '/memories/a.md', file_text: 'a\n' })]);
+    const reads = memgit(['exec', '--repo', dir, '--session', 'sess_20261204T100000_read'], {
+      input: [line('toolu_r1', { command: 'view', path: '/memories' }), line('toolu_r2', { command: 'view', path: '/memories/a.md' })].join('\n') + '\n',
+    });
+    expect(reads.stdout.trim().split('\n').map((l) => JSON.parse(l).is_error)).toEqual([undefined, undefined]);
+    const fails = memgit(['exec', '--repo', dir, '--session', 'sess_20261204T110000_fail'], {
+      input: line('toolu_f1', { command: 'str_replace', path: '/memories/a.md', old_str: 'zzz', new_str: 'y' }) + '\n',
+    });
+    expect(JSON.parse(fails.stdout).is_error).toBe(true);
+    // Reads and failures make no commit: the git CLI sees the writer only.
+    expect(git(dir, 'log', '--format=%s')).toBe('toolu_w1\nmemgit: initialise store');
+
+    const run = memgit(['sessions', '--repo', dir, '--json']);
+    expect(run.status).toBe(0);
+    const rows = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.map(({ session, calls, writes, reads, failed, logOnly }) => ({ session, calls, writes, reads, failed, logOnly }))).toEqual([
+      { session: 'sess_20261204T110000_fail', calls: 0, writes: 0, reads: 0, failed: 1, logOnly: true },
+      { session: 'sess_20261204T100000_read', calls: 0, writes: 0, reads: 2, failed: 0, logOnly: true },
+      { session: 'sess_20261204T090000_wrt1', calls: 1, writes: 1, reads: 0, failed: 0, logOnly: false },
+    ]);
+    const text = memgit(['sessions', '--repo', dir]).stdout.split('\n');
+    expect(text[1]).toMatch(/^sess_20261204T100000_read  \S+Z  \S+Z  calls 0  writes 0  reverted 0  reads 2  failed 0  \(no commits: call log only\)$/);
+    expect(text[2]).toMatch(/reads 0  failed 0$/);
+
+    // Its commits: none, said as such (not "no session"); its calls: the reads, in order.
+    const log = memgit(['log', '--repo', dir, '--session', 'sess_20261204T100000_read']);
+    expect(log.status).toBe(0);
+    expect(log.stderr).toBe('memgit: session sess_20261204T100000_read made no commits; its reads and failed calls: memgit log --all-calls --session sess_20261204T100000_read\n');
+    const calls = memgit(['log', '--repo', dir, '--session', 'sess_20261204T100000_read', '--all-calls', '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(calls.map((c) => [c.id, c.kind])).toEqual([['toolu_r2', 'read'], ['toolu_r1', 'read']]);
+    expect(memgit(['log', '--repo', dir, '--session', 'sess_nobody']).status).toBe(1);
   });
 
   it.each(['cat', 'ls', 'diff', 'sessions', 'log', 'show'])('memgit %s --help shows an example and the exit codes', (command) => {

@@ -72,7 +72,7 @@ describe('records', () => {
 
     const sessions = (await api('/api/sessions')).sessions;
     expect(sessions).toEqual([
-      { schema: 'memgit.session/1', id: 'sess_rec', calls: 3, first: expect.stringMatching(ISO), last: expect.stringMatching(ISO), files: 2, writes: 3, reverted: 1 },
+      { schema: 'memgit.session/1', id: 'sess_rec', calls: 3, first: expect.stringMatching(ISO), last: expect.stringMatching(ISO), files: 2, writes: 3, reverted: 1, reads: 0, failed: 0, logOnly: false },
     ]);
     expectConforms(sessions[0], 'session');
 

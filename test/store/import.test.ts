@@ -16,7 +16,12 @@ const temp = (prefix: string) => {
   dirs.push(dir);
   return dir;
 };
-const memgit = (...args: string[]) => spawnSync(process.execPath, [CLI_MAIN, ...args], { encoding: 'utf8', env: { ...process.env, USER: 'ops_ann' } });
+const NOBODY = 65534;
+const memgit = (...args: string[]) => memgitAs(undefined, ...args);
+function memgitAs(uid: number | undefined, ...args: string[]) {
+  const ids = uid === undefined ? {} : { uid, gid: uid };
+  return spawnSync(process.execPath, [CLI_MAIN, ...args], { encoding: 'utf8', env: { ...process.env, USER: 'ops_ann' }, ...ids });
+}
 const git = (dir: string, ...args: string[]) => spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).stdout.trimEnd();
 
 /** A memory directory as the SDK leaves it, plus files a user or another tool put there. */
@@ -35,6 +40,27 @@ async function sdkMemoryDir(): Promise<string> {
 }
 
 afterAll(() => dirs.forEach(removeDir));
+
+/**
+ * Run `task` (a memgit CLI run) as a user that file modes apply to: root reads a file of mode 000 anyway,
+ * so under root the CLI runs as `nobody`, with `dirs` handed to it for the run and given back after it.
+ */
+function unprivileged(task: (uid?: number) => ReturnType<typeof memgit>, dirs: string[]): ReturnType<typeof memgit> {
+  if (process.getuid?.() !== 0) return task();
+  const owner = (uid: number, gid: number) => {
+    const walk = (p: string) => {
+      fs.lchownSync(p, uid, gid);
+      if (fs.lstatSync(p).isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name));
+    };
+    for (const dir of dirs) walk(dir);
+  };
+  owner(NOBODY, NOBODY);
+  try {
+    return task(NOBODY);
+  } finally {
+    owner(0, 0);
+  }
+}
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -87,6 +113,33 @@ describe('memgit import', () => {
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('memgit: /memories/notes.md is already in the store with other content; nothing was imported\n');
     expect(storeFingerprint(repo)).toBe(before);
+  });
+
+  it('a file that cannot be read is found before anything is written: HEAD, log and fsck unchanged', async () => {
+    const base = await sdkMemoryDir();
+    const repo = path.join(temp('memgit-import-'), 'store');
+    expect(memgit('import', base, '--repo', repo, '--single').status).toBe(0); // a store with history
+    // More to import, the last of which (in path order) cannot be read: one commit per file would have
+    // written the others first.
+    fs.writeFileSync(path.join(base, 'memories', 'a-first.md'), 'first\n');
+    fs.writeFileSync(path.join(base, 'memories', 'b-second.md'), 'second\n');
+    fs.writeFileSync(path.join(base, 'memories', 'zz-locked.md'), 'locked\n');
+    fs.chmodSync(path.join(base, 'memories', 'zz-locked.md'), 0o000);
+    const headBefore = git(repo, 'rev-parse', 'HEAD');
+    const logBefore = git(repo, 'log', '--format=%H %s');
+    const before = storeFingerprint(repo);
+
+    const run = unprivileged((uid) => memgitAs(uid, 'import', base, '--repo', repo), [base, path.dirname(repo)]);
+    expect(run.stderr).toContain('memgit: cannot read /memories/zz-locked.md (EACCES); nothing was imported\n');
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(headBefore);
+    expect(git(repo, 'log', '--format=%H %s')).toBe(logBefore);
+    expect(storeFingerprint(repo)).toBe(before);
+    const report = gitReport(repo);
+    expect(report.fsckOutput).toBe('');
+    expect(report.fsckCode).toBe(0);
+    expect(report.status).toBe('');
   });
 
   it('refuses a folder with no memories/ and changes nothing', () => {

@@ -14,9 +14,11 @@ export function registerImport(program: Command): void {
         'given to it (holding memories/), or that memories/ folder itself. Each file becomes one commit\n' +
         '(`import /memories/…`, actor operator:NAME), or all of them one commit with --single. Names the\n' +
         'memory tool would refuse (hidden files, control characters, …), links, special, non-UTF-8 and\n' +
-        'oversized files are reported and skipped. Everything is checked before the first commit: a file\n' +
-        'the store holds with other content refuses the whole import and nothing is written; a file it\n' +
-        'holds byte for byte is left as it is, so an interrupted import is finished by running it again.',
+        'oversized files are reported and skipped. Everything is read and checked before anything is\n' +
+        'written: a file that cannot be read, or that the store holds with other content, refuses the whole\n' +
+        'import and nothing is written; a file it holds byte for byte is left as it is. All or nothing: the\n' +
+        'commits become durable first and the branch moves once, to the last of them, so an import that\n' +
+        'fails or is killed half-way leaves the store as it was.',
     )
     .argument('<dir>', 'the memory directory')
     .addOption(repoOption())

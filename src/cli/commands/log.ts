@@ -57,7 +57,13 @@ export function registerLog(program: Command): void {
       try {
         await store.refreshHead();
         if (filter.session !== undefined && store.history.bySession(filter.session).length === 0) {
-          fail(`no session ${JSON.stringify(filter.session)} in this store (memgit sessions lists them)`);
+          const session = filter.session;
+          if (!(await store.callLog.read()).some((c) => c.session === session)) {
+            fail(`no session ${JSON.stringify(session)} in this store (memgit sessions lists them)`);
+          }
+          // A session that only read (or whose calls all failed) is in the call log, not in the history.
+          process.stderr.write(`memgit: session ${session} made no commits; its reads and failed calls: memgit log --all-calls --session ${session}\n`);
+          return;
         }
         if (filter.follow && filter.path !== undefined && store.history.byPath(filter.path.slice(1)).length === 0) {
           fail(`--follow needs a file that has history: nothing was ever written at ${filter.path}`);

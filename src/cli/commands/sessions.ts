@@ -5,13 +5,16 @@ import { openStore, repoOption } from '../options';
 export function registerSessions(program: Command): void {
   program
     .command('sessions')
-    .summary('list the sessions that wrote to the store: when, how many calls and writes, how many reverted')
+    .summary('list the sessions of the store: when, how many calls, writes, reverted, reads and failed calls')
     .addOption(repoOption())
-    .option('--json', 'one JSON object per session: session, first, last (ISO), calls, writes, reverted')
+    .option('--json', 'one JSON object per session: session, first, last (ISO), calls, writes, reverted, reads, failed, logOnly')
     .addHelpText(
       'after',
-      '\nMost recently active first. "reverted" counts calls an operator undid later (revert, restore,\n' +
-        'rollback-session, reset).\n\nExamples:\n' +
+      '\nMost recently active first. "calls" counts the commits a session made, "writes" those that changed\n' +
+        'a memory file, "reverted" calls an operator undid later (revert, restore, rollback-session, reset);\n' +
+        '"reads" and "failed" come from the call log. A session that made no commit (it only read, or all\n' +
+        'its calls failed) is known from the call log alone and marked "(no commits: call log only)",\n' +
+        'with its first and last logged call as its times.\n\nExamples:\n' +
         '  memgit sessions\n' +
         '  memgit sessions --json | jq -r \'select(.reverted > 0) | .session\'',
     )
@@ -20,10 +23,11 @@ export function registerSessions(program: Command): void {
       try {
         await store.refreshHead();
         const iso = (t: number) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
-        const out = sessionStats(store.history).map((s) =>
+        const out = sessionStats(store.history, await store.callLog.read()).map((s) =>
           options.json
-            ? JSON.stringify({ session: s.id, first: iso(s.first), last: iso(s.last), calls: s.calls, writes: s.writes, reverted: s.reverted })
-            : `${s.id}  ${iso(s.first)}  ${iso(s.last)}  calls ${s.calls}  writes ${s.writes}  reverted ${s.reverted}`,
+            ? JSON.stringify({ session: s.id, first: iso(s.first), last: iso(s.last), calls: s.calls, writes: s.writes, reverted: s.reverted, reads: s.reads, failed: s.failed, logOnly: s.logOnly })
+            : `${s.id}  ${iso(s.first)}  ${iso(s.last)}  calls ${s.calls}  writes ${s.writes}  reverted ${s.reverted}  reads ${s.reads}  failed ${s.failed}` +
+              (s.logOnly ? '  (no commits: call log only)' : ''),
         );
         if (out.length) process.stdout.write(out.join('\n') + '\n');
         else if (!options.json) process.stderr.write('memgit: no sessions yet\n');

@@ -4,7 +4,7 @@ import { oneLine, CommitMeta } from '../commit-message';
 import { RollbackRefusedError, StaleHeadError } from '../errors';
 import { isIsoTime } from '../points';
 import { MEMORY_ROOT, toRepoPath } from '../git-reader';
-import type { HistoryEntry } from '../history-index';
+import type { HistoryEntry, HistoryIndex } from '../history-index';
 import type { MemoryStore } from '../memory-store';
 import { describeCall, movesOf, RollbackConflict, RollbackPlanner } from './plan';
 import { isKeep, MemoryFiles, normaliseKeeps, readMemoryFiles, writeMemoryTree } from './memory-state';
@@ -152,6 +152,33 @@ function followBack(repoPath: string, later: HistoryEntry[]): { formerPath: stri
     if (entry.changes.some((c) => within(after)(c.path) || within(name)(c.path))) touched.push(entry);
   }
   return { formerPath: name, touched };
+}
+
+/**
+ * The name the file at `repoPath` (as of history position `position`) has now: followed forward through
+ * later renames (of it or of a directory above it) and operator moves, as `restore` follows a path back.
+ * So restoring that name at any point of the file's history brings back what the file held then. A file
+ * deleted since keeps the last name it had.
+ */
+export function currentPathOf(history: HistoryIndex, repoPath: string, position: number): string {
+  let name = repoPath;
+  let from = position;
+  for (;;) {
+    const current = name;
+    // The first later commit that took the file away from this name: a rename, a move, or a deletion.
+    const gone = history.byPath(current).find((e) => history.position(e.commit)! > from && e.changes.some((c) => c.path === current && !c.newOid));
+    if (!gone) return current;
+    let next: string | null = null;
+    if (gone.command === 'rename' && gone.path && gone.newPath) {
+      const moved = toRepoPathOf(gone.path);
+      if (within(moved)(current)) next = toRepoPathOf(gone.newPath) + current.slice(moved.length);
+    } else {
+      next = movesOf(gone).find((m) => m.from === current)?.to ?? null;
+    }
+    if (next === null) return current; // deleted since: its last name
+    name = next;
+    from = history.position(gone.commit)!;
+  }
 }
 
 function toRepoPathOf(virtual: string): string {

@@ -6,7 +6,7 @@ export const sessionsRoutes: RouteModule = (router, deps) => {
   registerPage(router, deps, {
     path: '/sessions',
     view: 'pages/sessions.njk',
-    load: async (_req, ctx) => ({ sessions: listSessions(ctx) }),
+    load: async (_req, ctx) => ({ sessions: await listSessions(ctx) }),
     title: () => 'Sessions',
   });
   registerPage(router, deps, {

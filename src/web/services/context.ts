@@ -21,8 +21,8 @@ export interface AuditContext {
   sizes: LruCache<string, number>;
   /** Render-ready diffs of a commit, by commit id. */
   diffs: LruCache<string, unknown>;
-  /** The sessions list, valid while history has this many entries. */
-  sessionList?: { size: number; list: unknown };
+  /** The sessions list, valid while the history's size and the call log's version are this (`size:version`). */
+  sessionList?: { version: string; list: unknown };
 }
 
 export interface BlameState {

@@ -8,6 +8,7 @@ import { hasHidden } from '../filters';
 import { MAX_LINE_CHARS } from './diff-view';
 import { AuditContext, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';
 import { splitLines } from '../../store/history/line-stats';
+import { currentPathOf } from '../../store/rollback';
 
 export { splitLines };
 export { advance } from '../../store/history/blame';
@@ -81,6 +82,12 @@ export interface FilePage {
   deletedBy: CommitSummary | null;
   /** The content holds invisible or bidirectional control characters (shown marked). */
   hidden: boolean;
+  /**
+   * Where a restore of any revision listed puts the file: its name now, followed forward through later
+   * renames (the page's path at HEAD). A revision from before a rename is restored under this name, as
+   * `memgit restore` does: the content it had then, under its former name, comes back as the current file.
+   */
+  restorePath: string;
 }
 
 export async function filePage(ctx: AuditContext, rel: string, at: string | undefined, options: { blame?: boolean } = {}): Promise<FilePage> {
@@ -154,6 +161,7 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
     revisionCount: revisions.length,
     deletedBy: exists ? null : summarise(ctx, last.entry),
     hidden: exists && hasHidden(text),
+    restorePath: `/${currentPathOf(history, repoPath, position)}`,
   };
 }
 

@@ -1,4 +1,5 @@
-import { sessionStats, SessionStats } from '../../history/sessions';
+import { isNewId } from '../../contract/ids';
+import { sessionStats } from '../../history/sessions';
 import { FileDiff, isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import type { TimelineRecord } from '../../store/timeline';
@@ -17,19 +18,23 @@ const MAX_ALL_CALLS = 1000;
 
 export type SessionSummary = SessionRecord;
 
-/** All sessions, most recently active first (the figures `memgit sessions` prints); recomputed only when history has grown. */
-export function listSessions(ctx: AuditContext): SessionSummary[] {
+/**
+ * All sessions, most recently active first (the figures `memgit sessions` prints), sessions known only from
+ * the call log (no commits: they only read, or failed) included; recomputed only when the history or the
+ * call log has changed.
+ */
+export async function listSessions(ctx: AuditContext): Promise<SessionSummary[]> {
   const history = ctx.store.history;
-  const cached = ctx.sessionList as { size: number; list: SessionSummary[] } | undefined;
-  if (cached && cached.size === history.size) return cached.list;
-  const list = sessionStats(history).map((stats) => {
+  const version = `${history.size}:${await ctx.store.callLog.version()}`;
+  const cached = ctx.sessionList as { version: string; list: SessionSummary[] } | undefined;
+  if (cached && cached.version === version) return cached.list;
+  const list = sessionStats(history, await ctx.store.callLog.read()).map((stats) => {
     const files = new Set<string>();
     for (const e of history.bySession(stats.id)) for (const c of e.changes) if (isMemoryFile(c.path)) files.add(c.path);
     return { ...stats, files: files.size };
   });
-  list.sort((a, b) => b.last - a.last || (a.id < b.id ? -1 : 1));
   const records = list.map(sessionRecord);
-  ctx.sessionList = { size: history.size, list: records };
+  ctx.sessionList = { version, list: records };
   return records;
 }
 
@@ -60,9 +65,16 @@ export type SessionEvent = Omit<TimelineRecord, 'v' | 'session'> & {
 
 export interface SessionPage {
   id: string;
+  /** Commits of the session (0 for a `logOnly` session). */
   calls: number;
-  first: CommitSummary;
-  last: CommitSummary;
+  /** The session made no commit: it is known only from the call log, and only `allCalls` has its calls. */
+  logOnly: boolean;
+  /** Successful views and failed calls of the session in the call log. */
+  reads: number;
+  failed: number;
+  /** Its first and last commit (null for a `logOnly` session). */
+  first: CommitSummary | null;
+  last: CommitSummary | null;
   /** The commit just before the session's first call (the memory before the session). */
   before: string | null;
   page: SessionCall[];
@@ -88,7 +100,7 @@ export interface SessionPage {
 
 export async function sessionPage(ctx: AuditContext, id: string, from = 1): Promise<SessionPage> {
   const entries = ctx.store.history.bySession(id);
-  if (entries.length === 0) throw new NotFound(`no session ${JSON.stringify(id)} in this store`);
+  if (entries.length === 0) return logOnlySessionPage(ctx, id, from);
   if (!Number.isSafeInteger(from) || from < 1 || from > entries.length) throw new BadRequest(`from must be a step between 1 and ${entries.length}`);
   const slice = entries.slice(from - 1, from - 1 + CALLS_PER_PAGE);
   const records = await ctx.store.timeline.forSession(id);
@@ -111,6 +123,9 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
   return {
     id,
     calls: entries.length,
+    logOnly: false,
+    reads: allCalls.filter((c) => c.kind === 'read').length,
+    failed: allCalls.filter((c) => c.kind === 'failed').length,
     first: summarise(ctx, entries[0]),
     last: summarise(ctx, entries[entries.length - 1]),
     before: entries[0].parent,
@@ -127,6 +142,41 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     allCalls: allCalls.slice(0, MAX_ALL_CALLS),
     allCallsTruncated: allCalls.length > MAX_ALL_CALLS,
     flags: flagsOf(ctx, page.map((c) => c.commit)),
+  };
+}
+
+/**
+ * A session with no commit — it only read, or every call failed — known from the call log alone: its
+ * calls in order, marked read / failed, and its timeline events; no diffs, nothing to roll back.
+ */
+async function logOnlySessionPage(ctx: AuditContext, id: string, from: number): Promise<SessionPage> {
+  // Calls whose session id the store refused (they failed for it) name no session: see sessionStats.
+  const allCalls = isNewId(id) ? await listCalls(ctx.store, { session: id }) : [];
+  if (allCalls.length === 0) throw new NotFound(`no session ${JSON.stringify(id)} in this store`);
+  if (from !== 1) throw new BadRequest('a session without commits has one page: from must be 1');
+  const records = await ctx.store.timeline.forSession(id);
+  const timeline = placeEvents([], records, 0, 0);
+  return {
+    id,
+    calls: 0,
+    logOnly: true,
+    reads: allCalls.filter((c) => c.kind === 'read').length,
+    failed: allCalls.filter((c) => c.kind === 'failed').length,
+    first: null,
+    last: null,
+    before: null,
+    page: [],
+    from: 1,
+    nextFrom: null,
+    prevFrom: null,
+    combined: [],
+    combinedTruncated: false,
+    eventsBefore: timeline.before,
+    eventsOmitted: timeline.omitted,
+    compactions: records.filter((r) => r.kind === 'compaction').length,
+    clears: records.filter((r) => r.kind === 'context_cleared').length,
+    allCalls: allCalls.slice(0, MAX_ALL_CALLS),
+    allCallsTruncated: allCalls.length > MAX_ALL_CALLS,
   };
 }
 
