@@ -177,6 +177,7 @@ async function logOnlySessionPage(ctx: AuditContext, id: string, from: number): 
     clears: records.filter((r) => r.kind === 'context_cleared').length,
     allCalls: allCalls.slice(0, MAX_ALL_CALLS),
     allCallsTruncated: allCalls.length > MAX_ALL_CALLS,
+    flags: {}, // no commits, so nothing a write flagged
   };
 }
 
