@@ -111,6 +111,28 @@ export async function benchCallLog(options: CallLogBenchOptions): Promise<CallLo
   }
 }
 
+/** The section of docs/benchmarks.md (bench/run.ts). */
+export function renderCallLog(r: CallLogBench): string {
+  const f = (v: number) => `${v.toFixed(3)} ms`;
+  const sign = r.delta < 0 ? '−' : '+';
+  return [
+    '## Call log: what it costs a read',
+    '',
+    `A \`view\` through \`store.execute\` on a ${r.commits.toLocaleString('en-US')}-commit × ${r.files.toLocaleString('en-US')}-file store, ` +
+      `${r.views} views with the call log on and ${r.views} with it off (\`callLogMaxEntries: 0\`), interleaved view by view on one copy (bench/call-log.ts). ` +
+      'A view\'s line is buffered and appended later, without an fsync (src/store/call-log.ts); writes are logged durably before they are acknowledged.',
+    '',
+    '| view | median | p95 |',
+    '|---|---|---|',
+    `| call log on | ${f(r.medianOn)} | ${f(r.p95On)} |`,
+    `| call log off | ${f(r.medianOff)} | ${f(r.p95Off)} |`,
+    `| cost of the log (median on − off) | ${sign}${f(Math.abs(r.delta))} | |`,
+    '',
+    `Target (issue 17): at most +0.2 ms on a view's median: **${r.delta <= 0.2 ? 'met' : 'not met'}**.`,
+    '',
+  ].join('\n');
+}
+
 if (require.main === module) {
   const args = Object.fromEntries(
     process.argv.slice(2).map((arg) => {

@@ -8,6 +8,7 @@
  *   MEMGIT_BENCH_SERVER_STORES / _CLIENTS / _SECONDS (100 / 8 / 60; SECONDS=0 skips the server section)
  *   MEMGIT_BENCH_REPLICATION_SECONDS (30; 0 skips), MEMGIT_BENCH_REPLICATION_COMMITS (10,000: clone and open)
  *   MEMGIT_BENCH_REDACTION_COMMITS (10,000; 0 skips the redaction section)
+ * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store.
  *
  * Write side: for each store size, the same cycle of calls (create, view, str_replace, insert, rename,
  * delete on a new file, and an insert into an existing file) through memgit's store.execute (durable:
@@ -35,6 +36,7 @@ import { cell, mb, ms, now, summarise, Summary, table, timed } from './stats';
 import { benchServer, killUnderLoad, renderServerSection } from './server';
 import { benchReplication, renderReplication } from './replication';
 import { benchRedaction, renderRedaction } from './redaction';
+import { benchCallLog, renderCallLog } from './call-log';
 
 interface Options {
   sizes: number[];
@@ -550,6 +552,9 @@ async function main(): Promise<void> {
     clients: Number(process.env.MEMGIT_BENCH_SERVER_CLIENTS ?? (opts.quick ? 4 : 8)),
     seconds: Number(process.env.MEMGIT_BENCH_SERVER_SECONDS ?? (opts.quick ? 5 : 60)),
   };
+  // The call log's cost to a read (bench/call-log.ts): views with the log on and off, interleaved.
+  log('call log: a view with the log on vs off');
+  const callLogSection = renderCallLog(await benchCallLog({ cacheDir: CACHE, commits: 1000, files: Math.min(1000, readFiles), views: opts.quick ? 100 : 500, log }));
   const serverSection = serverOpts.seconds > 0 ? renderServerSection(await benchServer(serverOpts, log), await killUnderLoad(serverOpts, log)) : '';
   // Replication (bench/replication.ts): push lag under a steady 20 calls/s, clone and open a big store.
   const replicationSeconds = Number(process.env.MEMGIT_BENCH_REPLICATION_SECONDS ?? (opts.quick ? 5 : 30));
@@ -570,7 +575,7 @@ async function main(): Promise<void> {
   const redactionSection = redactionCommits > 0 ? renderRedaction(await benchRedaction({ commits: redactionCommits, cacheDir: CACHE, log })) : '';
   const report =
     render(opts, writes, flat, reads, disk, (now() - started) / 1000) +
-    [serverSection, replicationSection, redactionSection].filter(Boolean).map((section) => `\n${section}`).join('');
+    [callLogSection, serverSection, replicationSection, redactionSection].filter(Boolean).map((section) => `\n${section}`).join('');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);
