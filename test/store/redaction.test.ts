@@ -142,7 +142,113 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   expect(wrong.stderr).toMatch(/not what redaction r1 matched/);
   const list = spawnSync(process.execPath, [CLI_MAIN, 'redactions', '--repo', dir], { encoding: 'utf8' });
   expect(list.stdout).toMatch(/^r1 .* dana {2}text {2}7 changed \/ 7 rewritten {2}leaked key\n$/);
+
+  // Blame across the rewritten range: every line still goes to the call that wrote it, under its new id
+  // (the marker line to the call that wrote the key); an old id given as --at resolves too.
+  const newId = (toolUseId: string) => git(dir, 'log', '--format=%H', `--grep=^${toolUseId}$`, 'main').trim();
+  const blame = (file: string, ...more: string[]) => {
+    const run = spawnSync(process.execPath, [CLI_MAIN, 'blame', file, '--repo', dir, '--json', ...more], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    return (JSON.parse(run.stdout) as { at: string; lines: Array<{ text: string; commit: string; tool_use_id: string | null; title: string }> });
+  };
+  const setup = blame('/memories/acme/setup.md');
+  expect(setup.lines.map((l) => [l.text, l.tool_use_id, l.commit])).toEqual([
+    ['# Setup', 'toolu_r02', newId('toolu_r02')],
+    [`api key: ${outcome.marker}`, 'toolu_r02', newId('toolu_r02')],
+    ['region: eu', 'toolu_r02', newId('toolu_r02')],
+    ['webhooks: on', 'toolu_r03', newId('toolu_r03')],
+  ]);
+  expect(newId('toolu_r02')).not.toBe(oldR02);
+  const profile = blame('/memories/profile.md');
+  expect(profile.lines.map((l) => [l.text, l.tool_use_id ?? l.title])).toEqual([
+    ['# Acme', 'toolu_r01'],
+    ['plan: pro', 'revert toolu_r06'],
+    ['contact: dana', 'toolu_r08'],
+  ]);
+  expect(profile.lines[0].commit).toBe(oldR01); // before the first affected commit: the same id
+  const atOld = blame('/memories/setup.md', '--at', oldR02);
+  expect(atOld.at).toBe(newId('toolu_r02'));
+  expect(atOld.lines.map((l) => l.text)).toEqual(['# Setup', `api key: ${outcome.marker}`, 'region: eu']);
 });
+
+test('agent calls that arrive during a redaction wait, then apply on top of the rewritten history; their ids replay', async () => {
+  const dir = tempDir();
+  const store = await storeWithSecret(dir);
+  const during = (i: number) => ({ type: 'tool_use', id: `toolu_d${i}`, name: 'memory', input: { command: 'create', path: `/memories/during/d${i}.md`, file_text: `during ${i}\n` } });
+  const pending: Array<ReturnType<MemoryStore['execute']>> = [];
+  const outcome = await store.redact({
+    text: SECRET,
+    reason: 'leak',
+    operator: 'dana',
+    // Called while the redaction holds the write lock, rewriting: the calls arrive in the middle of it.
+    onProgress: () => {
+      if (pending.length === 0) for (let i = 0; i < 3; i++) pending.push(store.execute(during(i), { session: 'sess_d' }));
+    },
+  });
+  expect(pending).toHaveLength(3);
+  const results = await Promise.all(pending);
+  expect(results.map((r) => r.content)).toEqual([0, 1, 2].map((i) => `File created successfully at: /memories/during/d${i}.md`));
+
+  // Applied after the redaction, on top of its new head, in order, and not themselves rewritten.
+  const log = git(dir, 'log', '--format=%H %P|%s|%(trailers:key=Memory-Redacted,valueonly,separator=)', 'main').trim().split(/\n+/);
+  expect(log.slice(0, 3).map((l) => l.split('|').slice(1).join('|'))).toEqual(['toolu_d2|', 'toolu_d1|', 'toolu_d0|']);
+  expect(log[2].split('|')[0].split(' ')[1]).toBe(outcome.newHead);
+  expect(log[3].split('|').slice(1).join('|')).toBe('toolu_r08|r1');
+  expect(log).toHaveLength(12);
+  expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET);
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  expect(git(dir, 'status', '--porcelain')).toBe('');
+
+  // Retries of those calls (and of a rewritten one) replay: the same result, no new commit.
+  for (let i = 0; i < 3; i++) expect(await store.execute(during(i), { session: 'sess_d' })).toEqual(results[i]);
+  const retried = await store.execute({ type: 'tool_use', id: 'toolu_r03', name: 'memory', input: { command: 'insert', path: '/memories/setup.md', insert_line: 3, insert_text: 'webhooks: on' } }, { session: 'sess_a' });
+  expect(retried.is_error).toBeUndefined();
+  expect(git(dir, 'rev-list', '--count', 'main').trim()).toBe('12');
+  await store.close();
+});
+
+test('a process writing to the store while another process redacts it waits, then writes on top of the new history', async () => {
+  const dir = tempDir();
+  const seed = await storeWithSecret(dir);
+  for (let i = 0; i < 40; i++) await call(seed, `toolu_pad_${i}`, 'sess_pad', { command: 'create', path: `/memories/pad/p${i % 7}.md`, file_text: `pad ${i}\n${i % 5 === 0 ? SECRET : ''}\n` });
+  await seed.close();
+  const agent = await MemoryStore.open(dir, QUIET); // e.g. \`memgit serve\`, open before and during the redaction
+  const looseBefore = countLoose(dir);
+  const child = spawn(process.execPath, [CLI_MAIN, 'redact', '--repo', dir, '--text-env', 'SECRET', '--reason', 'leak', '--operator', 'ops'], { env: { ...process.env, SECRET }, stdio: 'ignore' });
+  const exited = new Promise<number | null>((r) => child.once('exit', r));
+  // Wait until the redaction holds the write lock and is writing rewritten objects.
+  const owner = path.join(dir, '.git', 'memgit-write.lock', 'owner');
+  let holds = false;
+  while (!holds) {
+    await new Promise((r) => setTimeout(r, 5));
+    holds = fs.existsSync(owner) && fs.readFileSync(owner, 'utf8').startsWith(`${child.pid}@`) && countLoose(dir) > looseBefore;
+    expect(child.exitCode).toBeNull(); // it must not have finished before we got in
+  }
+  const write = (i: number) => ({ type: 'tool_use', id: `toolu_x${i}`, name: 'memory', input: { command: 'str_replace', path: '/memories/profile.md', old_str: i === 0 ? 'contact: dana' : `contact: dana ${i - 1}`, new_str: `contact: dana ${i}` } });
+  const first = await agent.execute(write(0), { session: 'sess_x' });
+  const second = await agent.execute(write(1), { session: 'sess_x' });
+  expect([first.is_error, second.is_error]).toEqual([undefined, undefined]);
+  expect(await exited).toBe(0);
+
+  const record = JSON.parse(git(dir, 'show', 'refs/memgit/audit:redactions/r1.json'));
+  expect(git(dir, 'log', '--format=%s', '-3', 'main').trim().split('\n')).toEqual(['toolu_x1', 'toolu_x0', 'toolu_pad_39']);
+  expect(git(dir, 'rev-parse', 'main~2').trim()).toBe(record.newHead); // on top of the rewritten history
+  expect(git(dir, 'show', 'main:memories/profile.md')).toBe('# Acme\nplan: enterprise\ncontact: dana 1\n');
+  expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET);
+  expect(allObjects(dir)).not.toContain(SECRET);
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  expect(git(dir, 'status', '--porcelain')).toBe('');
+  // The writer's view agrees; its retries replay.
+  expect(await agent.execute(write(0), { session: 'sess_x' })).toEqual(first);
+  expect(agent.history.byToolUseId('toolu_r02')!.redacted).toEqual(['r1']);
+  expect(git(dir, 'rev-list', '--count', 'main').trim()).toBe('51');
+  await agent.close();
+}, 60_000);
+
+function countLoose(dir: string): number {
+  const objects = path.join(dir, '.git', 'objects');
+  return fs.readdirSync(objects).filter((f) => /^[0-9a-f]{2}$/.test(f)).reduce((n, f) => n + fs.readdirSync(path.join(objects, f)).length, 0);
+}
 
 test('what the store keeps beside git (the session timeline) is erased too', async () => {
   const dir = tempDir();
