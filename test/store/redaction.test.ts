@@ -1,7 +1,7 @@
 /**
  * Redaction, checked with the real git CLI: after an erasure no object in the repository (reachable or
  * not), no commit's patch and no file holds the text; ids, sessions, times and the number of commits
- * stay; the audit ref holds the record; and a kill -9 at any moment leaves the old or the new history.
+ * stay; the audit ref holds the record; and a kill -9 at random moments leaves the old or the new history.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -247,7 +247,15 @@ test('a process writing to the store while another process redacts it waits, the
 
 function countLoose(dir: string): number {
   const objects = path.join(dir, '.git', 'objects');
-  return fs.readdirSync(objects).filter((f) => /^[0-9a-f]{2}$/.test(f)).reduce((n, f) => n + fs.readdirSync(path.join(objects, f)).length, 0);
+  // Tolerant of a pruning process removing folders meanwhile.
+  const list = (d: string) => {
+    try {
+      return fs.readdirSync(d);
+    } catch {
+      return [];
+    }
+  };
+  return list(objects).filter((f) => /^[0-9a-f]{2}$/.test(f)).reduce((n, f) => n + list(path.join(objects, f)).length, 0);
 }
 
 test('what the store keeps beside git (the session timeline) is erased too', async () => {
@@ -294,48 +302,135 @@ test('path and call redactions, and refusals that change nothing', async () => {
   await store.close();
 });
 
-test('kill -9 at any moment of a redaction leaves the old or the new history whole; a rerun finishes it', async () => {
+/** Where a redaction process is, seen from outside: rewritten objects written, journal, branch moved. */
+interface Phase {
+  ms: number;
+  rewriting: boolean;
+  journal: boolean;
+  moved: boolean;
+}
+
+function phaseOf(dir: string, looseBefore: number, oldHead: string, t0: number): Phase {
+  const ref = fs.readFileSync(path.join(dir, '.git', 'refs', 'heads', 'main'), 'utf8').trim(); // replaced by rename: whole
+  return {
+    ms: Date.now() - t0,
+    rewriting: countLoose(dir) > looseBefore,
+    journal: fs.existsSync(path.join(dir, '.git', 'memgit', 'redaction-pending.json')),
+    moved: ref !== oldHead,
+  };
+}
+
+/** A small seeded generator, so that a failing run's kill moments can be run again (REDACTION_KILL_SEED). */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('kill -9 at random moments of a redaction leaves the old or the new history whole; a rerun finishes it', async () => {
   const base = tempDir();
-  const seed = await storeWithSecret(path.join(base, 'seed'));
+  const seedDir = path.join(base, 'seed');
+  const seedStore = await storeWithSecret(seedDir);
   for (let i = 0; i < 60; i++) {
-    await call(seed, `toolu_pad_${i}`, 'sess_pad', { command: 'create', path: `/memories/pad/p${i % 7}.md`, file_text: `pad ${i}\n${i % 5 === 0 ? SECRET : ''}\n` });
+    await call(seedStore, `toolu_pad_${i}`, 'sess_pad', { command: 'create', path: `/memories/pad/p${i % 7}.md`, file_text: `pad ${i}\n${i % 5 === 0 ? SECRET : ''}\n` });
   }
-  await seed.close();
-  const subjects = subjectsAndSessions(path.join(base, 'seed'));
-  const oldHead = git(path.join(base, 'seed'), 'rev-parse', 'HEAD').trim();
-  let sawOld = 0;
-  let sawNew = 0;
-  for (const delay of [60, 180, 300, 450, 650, 900]) {
-    const dir = path.join(base, `k${delay}`);
-    fs.cpSync(path.join(base, 'seed'), dir, { recursive: true });
+  await seedStore.close();
+  const subjects = subjectsAndSessions(seedDir);
+  const oldHead = git(seedDir, 'rev-parse', 'HEAD').trim();
+  const commits = git(seedDir, 'rev-list', '--count', 'main').trim();
+  const seed = Number(process.env.REDACTION_KILL_SEED ?? Date.now() % 1_000_000);
+  const random = seeded(seed);
+
+  /** Run `memgit redact` on a fresh copy of the seed; `killWhen` decides, every few ms, when to SIGKILL it. */
+  const run = async (name: string, killWhen: (p: Phase, first: { rewriting?: number; moved?: number }) => boolean) => {
+    const dir = path.join(base, name);
+    fs.cpSync(seedDir, dir, { recursive: true });
+    const looseBefore = countLoose(dir);
+    const t0 = Date.now();
     const child = spawn(process.execPath, [CLI_MAIN, 'redact', '--repo', dir, '--text-env', 'SECRET', '--reason', 'leak', '--operator', 'ops'], {
       env: { ...process.env, SECRET },
       stdio: 'ignore',
     });
-    await new Promise((r) => setTimeout(r, delay));
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    let exited = false;
+    const exit = new Promise<void>((r) => child.once('exit', () => ((exited = true), r())));
+    const first: { rewriting?: number; moved?: number } = {};
+    let killed: Phase | null = null;
+    while (!exited) {
+      const p = phaseOf(dir, looseBefore, oldHead, t0);
+      if (p.rewriting) first.rewriting ??= p.ms;
+      if (p.moved) first.moved ??= p.ms;
+      if (killWhen(p, first)) {
+        child.kill('SIGKILL');
+        killed = p;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await exit;
+    // What the dead process left, before anything reopens the store.
+    const left = phaseOf(dir, looseBefore, oldHead, t0);
+    return { dir, killed, left, first, total: left.ms };
+  };
+
+  // An uninterrupted run measures the phases; the kills are spread over them.
+  const whole = await run('whole', () => false);
+  expect(whole.left).toMatchObject({ journal: false, moved: true });
+  expect(whole.first.rewriting).toBeDefined();
+  const rewriteSpan = whole.first.moved! - whole.first.rewriting!;
+  const finishSpan = whole.total - whole.first.moved!;
+  const moments: Array<[string, Parameters<typeof run>[1]]> = [];
+  for (let k = 0; k < 4; k++) {
+    const at = Math.round(random() * whole.total);
+    moments.push([`at-${at}ms`, (p) => p.ms >= at]);
+  }
+  const inRewrite = random() * 0.5 * rewriteSpan;
+  moments.push(['while-rewriting', (p, f) => f.rewriting !== undefined && p.ms >= f.rewriting + inRewrite]);
+  moments.push(['journal-written', (p) => p.journal]);
+  moments.push(['branch-moved', (p) => p.moved]);
+  const inFinish = random() * 0.6 * finishSpan;
+  moments.push(['while-pruning', (p, f) => f.moved !== undefined && p.ms >= f.moved + inFinish]);
+
+  const seen: Array<{ name: string; left: Phase; history: 'old' | 'new' }> = [];
+  for (const [name, killWhen] of moments) {
+    const { dir, left } = await run(name, killWhen);
     const store = await MemoryStore.open(dir, QUIET); // recovers: finishes or forgets the redaction
     const head = await store.refreshHead();
-    expect(git(dir, 'fsck', '--full')).toBe('');
-    expect(subjectsAndSessions(dir)).toBe(subjects);
+    const where = { seed, name, left };
+    expect([where, fs.existsSync(path.join(dir, '.git', 'memgit', 'redaction-pending.json'))]).toEqual([where, false]);
+    // Dangling objects (the new history written before the kill, unreferenced) are allowed; nothing else.
+    expect([where, git(dir, 'fsck', '--full', '--no-dangling')]).toEqual([where, '']);
+    expect([where, subjectsAndSessions(dir)]).toEqual([where, subjects]);
+    expect([where, git(dir, 'rev-list', '--count', 'main').trim()]).toEqual([where, commits]);
     if (head === oldHead) {
-      sawOld++;
-      expect(git(dir, 'log', '-p', 'main')).toContain(SECRET); // the old history, whole
+      // The old history, whole: every commit as it was, the text still there, no record of a redaction.
+      expect([where, git(dir, 'log', '-p', 'main').includes(SECRET), git(dir, 'for-each-ref', 'refs/memgit')]).toEqual([where, true, '']);
+      expect([where, git(dir, 'log', '--format=%(trailers:key=Memory-Redacted,valueonly,separator=)', 'main').trim()]).toEqual([where, '']);
+      seen.push({ name, left, history: 'old' });
     } else {
-      sawNew++;
-      expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET); // the new history, whole
-      expect(allObjects(dir)).not.toContain(SECRET);
+      // The new history, whole and finished: no trace anywhere, the record names this head.
+      expect([where, git(dir, 'log', '-p', '--all').includes(SECRET), allObjects(dir).includes(SECRET)]).toEqual([where, false, false]);
+      const record = JSON.parse(git(dir, 'show', 'refs/memgit/audit:redactions/r1.json'));
+      expect([where, record.newHead, record.oldHead]).toEqual([where, head, oldHead]);
+      expect([where, spawnSync('git', ['cat-file', '-e', oldHead], { cwd: dir }).status]).not.toEqual([where, 0]);
+      seen.push({ name, left, history: 'new' });
     }
+    expect([where, git(dir, 'status', '--porcelain')]).toEqual([where, '']);
     // Rerunning converges on the redacted history in every case.
-    await store.redact({ text: SECRET, reason: 'leak', operator: 'ops' });
-    expect(allObjects(dir)).not.toContain(SECRET);
-    expect(git(dir, 'fsck', '--full')).toBe('');
-    expect(git(dir, 'status', '--porcelain')).toBe('');
+    const again = await store.redact({ text: SECRET, reason: 'leak', operator: 'ops' });
+    expect([where, again.id, allObjects(dir).includes(SECRET)]).toEqual([where, head === oldHead ? 'r1' : 'r2', false]);
+    expect([where, git(dir, 'fsck', '--full'), git(dir, 'status', '--porcelain')]).toEqual([where, '', '']);
     await store.close();
   }
-  expect(sawOld + sawNew).toBe(6);
-}, 240_000);
+  // The kills landed where it matters: in the middle of rewriting (objects written, branch not moved:
+  // the old history stays) and after the branch moved, before pruning finished (recovery completes it).
+  const summary = { seed, seen };
+  expect([summary, seen.some((s) => s.left.rewriting && !s.left.moved && s.history === 'old')]).toEqual([summary, true]);
+  expect([summary, seen.some((s) => s.left.moved && s.left.journal && s.history === 'new')]).toEqual([summary, true]);
+}, 300_000);
 
 function walk(dir: string): string[] {
   const out: string[] = [];
