@@ -282,6 +282,14 @@ test('path and call redactions, and refusals that change nothing', async () => {
   await expect(store.redact({ path: '/memories/../x', reason: 'r', operator: 'dana' })).rejects.toThrow(/not a \/memories file path/);
   await expect(store.redact({ call: 'toolu_nope', reason: 'r', operator: 'dana' })).rejects.toThrow(/no call/);
   await expect(store.redact({ call: 'toolu_r07', reason: 'r', operator: 'dana' })).rejects.toThrow(/added no lines/);
+  // A tag or a second branch made with the git CLI would keep the text or lose its commits to the pruning.
+  git(dir, 'tag', 'v1', store.history.byToolUseId('toolu_r03')!.commit);
+  git(dir, 'branch', 'keep', 'main~2');
+  await expect(store.redact({ text: SECRET, reason: 'r', operator: 'dana' })).rejects.toThrow(/refs besides the store's branch \("refs\/heads\/keep", "refs\/tags\/v1"\).*nothing was changed/);
+  expect(await store.refreshHead()).toBe(head);
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  git(dir, 'tag', '-d', 'v1');
+  git(dir, 'branch', '-D', 'keep');
   const none = await store.redact({ text: 'not in any file', reason: 'r', operator: 'dana' });
   expect(none.blobsRedacted).toBe(0);
   expect(await store.refreshHead()).toBe(head);
