@@ -339,6 +339,41 @@ function seeded(seed: number): () => number {
   };
 }
 
+test('a range (--from/--to) erases the text only in the commits within it, and the record says so', async () => {
+  const dir = tempDir();
+  const store = await storeWithSecret(dir);
+  const id = (toolUseId: string) => store.history.byToolUseId(toolUseId)!.commit;
+  const oldR04 = id('toolu_r04');
+  const preview = spawnSync(process.execPath, [CLI_MAIN, 'redact', '--repo', dir, '--text-env', 'SECRET', '--from', 'toolu_r05', '--to', 'toolu_r06', '--reason', 'r', '--operator', 'dana', '--dry-run', '--json'], {
+    encoding: 'utf8',
+    env: { ...process.env, SECRET },
+  });
+  expect(preview.status).toBe(0);
+  const planned = JSON.parse(preview.stdout);
+  // The first commit of the range carries acme/setup.md (written before it): the preview shows it too.
+  expect(planned.preview.map((p: { toolUseId: string; path: string }) => [p.toolUseId, p.path])).toEqual([
+    ['toolu_r05', '/memories/notes.md'],
+    ['toolu_r05', '/memories/acme/setup.md'],
+  ]);
+  expect(planned.commits_changed).toBe(2);
+  await store.refreshHead();
+  const outcome = await store.redact({ text: SECRET, at: { from: 'toolu_r05', to: id('toolu_r06').slice(0, 12) }, reason: 'r', operator: 'dana' });
+  expect(outcome.commitsChanged).toBe(2);
+  const tree = (toolUseId: string) => git(dir, 'grep', '-c', '-F', SECRET, id(toolUseId), '--', 'memories').trim();
+  expect(spawnSync('git', ['grep', '-q', '-F', SECRET, id('toolu_r05')], { cwd: dir }).status).toBe(1); // nothing in range holds it
+  expect(spawnSync('git', ['grep', '-q', '-F', SECRET, id('toolu_r06')], { cwd: dir }).status).toBe(1);
+  expect(tree('toolu_r04')).toContain('memories/acme/setup.md:1'); // before the range: as it was, same id
+  expect(id('toolu_r04')).toBe(oldR04);
+  expect(tree('toolu_r08')).toContain('memories/acme/setup.md:1'); // after it: rewritten on top, content kept
+  const record = JSON.parse(git(dir, 'show', 'refs/memgit/audit:redactions/r1.json'));
+  expect(record.range).toEqual({ from: 'toolu_r05', to: outcome.record!.range!.to });
+  expect(Object.keys(record.map)).toHaveLength(4); // toolu_r05 .. toolu_r08
+  await expect(store.redact({ text: SECRET, at: { from: 'toolu_r06', to: 'toolu_r05' }, reason: 'r', operator: 'dana' })).rejects.toThrow(/ends before it starts/);
+  await expect(store.redact({ text: SECRET, at: { from: 'toolu_nope' }, reason: 'r', operator: 'dana' })).rejects.toThrow(/names no commit or call/);
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  await store.close();
+});
+
 test('kill -9 at random moments of a redaction leaves the old or the new history whole; a rerun finishes it', async () => {
   const base = tempDir();
   const seedDir = path.join(base, 'seed');
