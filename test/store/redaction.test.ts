@@ -1,7 +1,7 @@
 /**
  * Redaction, checked with the real git CLI: after an erasure no object in the repository (reachable or
  * not), no commit's patch and no file holds the text; ids, sessions, times and the number of commits
- * stay; the audit ref holds the record; and a kill -9 at any moment leaves the old or the new history.
+ * stay; the audit ref holds the record; and a kill -9 at random moments leaves the old or the new history.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -142,7 +142,121 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   expect(wrong.stderr).toMatch(/not what redaction r1 matched/);
   const list = spawnSync(process.execPath, [CLI_MAIN, 'redactions', '--repo', dir], { encoding: 'utf8' });
   expect(list.stdout).toMatch(/^r1 .* dana {2}text {2}7 changed \/ 7 rewritten {2}leaked key\n$/);
+
+  // Blame across the rewritten range: every line still goes to the call that wrote it, under its new id
+  // (the marker line to the call that wrote the key); an old id given as --at resolves too.
+  const newId = (toolUseId: string) => git(dir, 'log', '--format=%H', `--grep=^${toolUseId}$`, 'main').trim();
+  const blame = (file: string, ...more: string[]) => {
+    const run = spawnSync(process.execPath, [CLI_MAIN, 'blame', file, '--repo', dir, '--json', ...more], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    return (JSON.parse(run.stdout) as { at: string; lines: Array<{ text: string; commit: string; tool_use_id: string | null; title: string }> });
+  };
+  const setup = blame('/memories/acme/setup.md');
+  expect(setup.lines.map((l) => [l.text, l.tool_use_id, l.commit])).toEqual([
+    ['# Setup', 'toolu_r02', newId('toolu_r02')],
+    [`api key: ${outcome.marker}`, 'toolu_r02', newId('toolu_r02')],
+    ['region: eu', 'toolu_r02', newId('toolu_r02')],
+    ['webhooks: on', 'toolu_r03', newId('toolu_r03')],
+  ]);
+  expect(newId('toolu_r02')).not.toBe(oldR02);
+  const profile = blame('/memories/profile.md');
+  expect(profile.lines.map((l) => [l.text, l.tool_use_id ?? l.title])).toEqual([
+    ['# Acme', 'toolu_r01'],
+    ['plan: pro', 'revert toolu_r06'],
+    ['contact: dana', 'toolu_r08'],
+  ]);
+  expect(profile.lines[0].commit).toBe(oldR01); // before the first affected commit: the same id
+  const atOld = blame('/memories/setup.md', '--at', oldR02);
+  expect(atOld.at).toBe(newId('toolu_r02'));
+  expect(atOld.lines.map((l) => l.text)).toEqual(['# Setup', `api key: ${outcome.marker}`, 'region: eu']);
 });
+
+test('agent calls that arrive during a redaction wait, then apply on top of the rewritten history; their ids replay', async () => {
+  const dir = tempDir();
+  const store = await storeWithSecret(dir);
+  const during = (i: number) => ({ type: 'tool_use', id: `toolu_d${i}`, name: 'memory', input: { command: 'create', path: `/memories/during/d${i}.md`, file_text: `during ${i}\n` } });
+  const pending: Array<ReturnType<MemoryStore['execute']>> = [];
+  const outcome = await store.redact({
+    text: SECRET,
+    reason: 'leak',
+    operator: 'dana',
+    // Called while the redaction holds the write lock, rewriting: the calls arrive in the middle of it.
+    onProgress: () => {
+      if (pending.length === 0) for (let i = 0; i < 3; i++) pending.push(store.execute(during(i), { session: 'sess_d' }));
+    },
+  });
+  expect(pending).toHaveLength(3);
+  const results = await Promise.all(pending);
+  expect(results.map((r) => r.content)).toEqual([0, 1, 2].map((i) => `File created successfully at: /memories/during/d${i}.md`));
+
+  // Applied after the redaction, on top of its new head, in order, and not themselves rewritten.
+  const log = git(dir, 'log', '--format=%H %P|%s|%(trailers:key=Memory-Redacted,valueonly,separator=)', 'main').trim().split(/\n+/);
+  expect(log.slice(0, 3).map((l) => l.split('|').slice(1).join('|'))).toEqual(['toolu_d2|', 'toolu_d1|', 'toolu_d0|']);
+  expect(log[2].split('|')[0].split(' ')[1]).toBe(outcome.newHead);
+  expect(log[3].split('|').slice(1).join('|')).toBe('toolu_r08|r1');
+  expect(log).toHaveLength(12);
+  expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET);
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  expect(git(dir, 'status', '--porcelain')).toBe('');
+
+  // Retries of those calls (and of a rewritten one) replay: the same result, no new commit.
+  for (let i = 0; i < 3; i++) expect(await store.execute(during(i), { session: 'sess_d' })).toEqual(results[i]);
+  const retried = await store.execute({ type: 'tool_use', id: 'toolu_r03', name: 'memory', input: { command: 'insert', path: '/memories/setup.md', insert_line: 3, insert_text: 'webhooks: on' } }, { session: 'sess_a' });
+  expect(retried.is_error).toBeUndefined();
+  expect(git(dir, 'rev-list', '--count', 'main').trim()).toBe('12');
+  await store.close();
+});
+
+test('a process writing to the store while another process redacts it waits, then writes on top of the new history', async () => {
+  const dir = tempDir();
+  const seed = await storeWithSecret(dir);
+  for (let i = 0; i < 40; i++) await call(seed, `toolu_pad_${i}`, 'sess_pad', { command: 'create', path: `/memories/pad/p${i % 7}.md`, file_text: `pad ${i}\n${i % 5 === 0 ? SECRET : ''}\n` });
+  await seed.close();
+  const agent = await MemoryStore.open(dir, QUIET); // e.g. \`memgit serve\`, open before and during the redaction
+  const looseBefore = countLoose(dir);
+  const child = spawn(process.execPath, [CLI_MAIN, 'redact', '--repo', dir, '--text-env', 'SECRET', '--reason', 'leak', '--operator', 'ops'], { env: { ...process.env, SECRET }, stdio: 'ignore' });
+  const exited = new Promise<number | null>((r) => child.once('exit', r));
+  // Wait until the redaction holds the write lock and is writing rewritten objects.
+  const owner = path.join(dir, '.git', 'memgit-write.lock', 'owner');
+  let holds = false;
+  while (!holds) {
+    await new Promise((r) => setTimeout(r, 5));
+    holds = fs.existsSync(owner) && fs.readFileSync(owner, 'utf8').startsWith(`${child.pid}@`) && countLoose(dir) > looseBefore;
+    expect(child.exitCode).toBeNull(); // it must not have finished before we got in
+  }
+  const write = (i: number) => ({ type: 'tool_use', id: `toolu_x${i}`, name: 'memory', input: { command: 'str_replace', path: '/memories/profile.md', old_str: i === 0 ? 'contact: dana' : `contact: dana ${i - 1}`, new_str: `contact: dana ${i}` } });
+  const first = await agent.execute(write(0), { session: 'sess_x' });
+  const second = await agent.execute(write(1), { session: 'sess_x' });
+  expect([first.is_error, second.is_error]).toEqual([undefined, undefined]);
+  expect(await exited).toBe(0);
+
+  const record = JSON.parse(git(dir, 'show', 'refs/memgit/audit:redactions/r1.json'));
+  expect(git(dir, 'log', '--format=%s', '-3', 'main').trim().split('\n')).toEqual(['toolu_x1', 'toolu_x0', 'toolu_pad_39']);
+  expect(git(dir, 'rev-parse', 'main~2').trim()).toBe(record.newHead); // on top of the rewritten history
+  expect(git(dir, 'show', 'main:memories/profile.md')).toBe('# Acme\nplan: enterprise\ncontact: dana 1\n');
+  expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET);
+  expect(allObjects(dir)).not.toContain(SECRET);
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  expect(git(dir, 'status', '--porcelain')).toBe('');
+  // The writer's view agrees; its retries replay.
+  expect(await agent.execute(write(0), { session: 'sess_x' })).toEqual(first);
+  expect(agent.history.byToolUseId('toolu_r02')!.redacted).toEqual(['r1']);
+  expect(git(dir, 'rev-list', '--count', 'main').trim()).toBe('51');
+  await agent.close();
+}, 60_000);
+
+function countLoose(dir: string): number {
+  const objects = path.join(dir, '.git', 'objects');
+  // Tolerant of a pruning process removing folders meanwhile.
+  const list = (d: string) => {
+    try {
+      return fs.readdirSync(d);
+    } catch {
+      return [];
+    }
+  };
+  return list(objects).filter((f) => /^[0-9a-f]{2}$/.test(f)).reduce((n, f) => n + list(path.join(objects, f)).length, 0);
+}
 
 test('what the store keeps beside git (the session timeline) is erased too', async () => {
   const dir = tempDir();
@@ -168,6 +282,14 @@ test('path and call redactions, and refusals that change nothing', async () => {
   await expect(store.redact({ path: '/memories/../x', reason: 'r', operator: 'dana' })).rejects.toThrow(/not a \/memories file path/);
   await expect(store.redact({ call: 'toolu_nope', reason: 'r', operator: 'dana' })).rejects.toThrow(/no call/);
   await expect(store.redact({ call: 'toolu_r07', reason: 'r', operator: 'dana' })).rejects.toThrow(/added no lines/);
+  // A tag or a second branch made with the git CLI would keep the text or lose its commits to the pruning.
+  git(dir, 'tag', 'v1', store.history.byToolUseId('toolu_r03')!.commit);
+  git(dir, 'branch', 'keep', 'main~2');
+  await expect(store.redact({ text: SECRET, reason: 'r', operator: 'dana' })).rejects.toThrow(/refs besides the store's branch \("refs\/heads\/keep", "refs\/tags\/v1"\).*nothing was changed/);
+  expect(await store.refreshHead()).toBe(head);
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  git(dir, 'tag', '-d', 'v1');
+  git(dir, 'branch', '-D', 'keep');
   const none = await store.redact({ text: 'not in any file', reason: 'r', operator: 'dana' });
   expect(none.blobsRedacted).toBe(0);
   expect(await store.refreshHead()).toBe(head);
@@ -188,48 +310,170 @@ test('path and call redactions, and refusals that change nothing', async () => {
   await store.close();
 });
 
-test('kill -9 at any moment of a redaction leaves the old or the new history whole; a rerun finishes it', async () => {
+/** Where a redaction process is, seen from outside: rewritten objects written, journal, branch moved. */
+interface Phase {
+  ms: number;
+  rewriting: boolean;
+  journal: boolean;
+  moved: boolean;
+}
+
+function phaseOf(dir: string, looseBefore: number, oldHead: string, t0: number): Phase {
+  const ref = fs.readFileSync(path.join(dir, '.git', 'refs', 'heads', 'main'), 'utf8').trim(); // replaced by rename: whole
+  return {
+    ms: Date.now() - t0,
+    rewriting: countLoose(dir) > looseBefore,
+    journal: fs.existsSync(path.join(dir, '.git', 'memgit', 'redaction-pending.json')),
+    moved: ref !== oldHead,
+  };
+}
+
+/** A small seeded generator, so that a failing run's kill moments can be run again (REDACTION_KILL_SEED). */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('a range (--from/--to) erases the text only in the commits within it, and the record says so', async () => {
+  const dir = tempDir();
+  const store = await storeWithSecret(dir);
+  const id = (toolUseId: string) => store.history.byToolUseId(toolUseId)!.commit;
+  const oldR04 = id('toolu_r04');
+  const preview = spawnSync(process.execPath, [CLI_MAIN, 'redact', '--repo', dir, '--text-env', 'SECRET', '--from', 'toolu_r05', '--to', 'toolu_r06', '--reason', 'r', '--operator', 'dana', '--dry-run', '--json'], {
+    encoding: 'utf8',
+    env: { ...process.env, SECRET },
+  });
+  expect(preview.status).toBe(0);
+  const planned = JSON.parse(preview.stdout);
+  // The first commit of the range carries acme/setup.md (written before it): the preview shows it too.
+  expect(planned.preview.map((p: { toolUseId: string; path: string }) => [p.toolUseId, p.path])).toEqual([
+    ['toolu_r05', '/memories/notes.md'],
+    ['toolu_r05', '/memories/acme/setup.md'],
+  ]);
+  expect(planned.commits_changed).toBe(2);
+  await store.refreshHead();
+  const outcome = await store.redact({ text: SECRET, at: { from: 'toolu_r05', to: id('toolu_r06').slice(0, 12) }, reason: 'r', operator: 'dana' });
+  expect(outcome.commitsChanged).toBe(2);
+  const tree = (toolUseId: string) => git(dir, 'grep', '-c', '-F', SECRET, id(toolUseId), '--', 'memories').trim();
+  expect(spawnSync('git', ['grep', '-q', '-F', SECRET, id('toolu_r05')], { cwd: dir }).status).toBe(1); // nothing in range holds it
+  expect(spawnSync('git', ['grep', '-q', '-F', SECRET, id('toolu_r06')], { cwd: dir }).status).toBe(1);
+  expect(tree('toolu_r04')).toContain('memories/acme/setup.md:1'); // before the range: as it was, same id
+  expect(id('toolu_r04')).toBe(oldR04);
+  expect(tree('toolu_r08')).toContain('memories/acme/setup.md:1'); // after it: rewritten on top, content kept
+  const record = JSON.parse(git(dir, 'show', 'refs/memgit/audit:redactions/r1.json'));
+  expect(record.range).toEqual({ from: 'toolu_r05', to: outcome.record!.range!.to });
+  expect(Object.keys(record.map)).toHaveLength(4); // toolu_r05 .. toolu_r08
+  await expect(store.redact({ text: SECRET, at: { from: 'toolu_r06', to: 'toolu_r05' }, reason: 'r', operator: 'dana' })).rejects.toThrow(/ends before it starts/);
+  await expect(store.redact({ text: SECRET, at: { from: 'toolu_nope' }, reason: 'r', operator: 'dana' })).rejects.toThrow(/names no commit or call/);
+  expect(git(dir, 'fsck', '--full')).toBe('');
+  await store.close();
+});
+
+test('kill -9 at random moments of a redaction leaves the old or the new history whole; a rerun finishes it', async () => {
   const base = tempDir();
-  const seed = await storeWithSecret(path.join(base, 'seed'));
+  const seedDir = path.join(base, 'seed');
+  const seedStore = await storeWithSecret(seedDir);
   for (let i = 0; i < 60; i++) {
-    await call(seed, `toolu_pad_${i}`, 'sess_pad', { command: 'create', path: `/memories/pad/p${i % 7}.md`, file_text: `pad ${i}\n${i % 5 === 0 ? SECRET : ''}\n` });
+    await call(seedStore, `toolu_pad_${i}`, 'sess_pad', { command: 'create', path: `/memories/pad/p${i % 7}.md`, file_text: `pad ${i}\n${i % 5 === 0 ? SECRET : ''}\n` });
   }
-  await seed.close();
-  const subjects = subjectsAndSessions(path.join(base, 'seed'));
-  const oldHead = git(path.join(base, 'seed'), 'rev-parse', 'HEAD').trim();
-  let sawOld = 0;
-  let sawNew = 0;
-  for (const delay of [60, 180, 300, 450, 650, 900]) {
-    const dir = path.join(base, `k${delay}`);
-    fs.cpSync(path.join(base, 'seed'), dir, { recursive: true });
+  await seedStore.close();
+  const subjects = subjectsAndSessions(seedDir);
+  const oldHead = git(seedDir, 'rev-parse', 'HEAD').trim();
+  const commits = git(seedDir, 'rev-list', '--count', 'main').trim();
+  const seed = Number(process.env.REDACTION_KILL_SEED ?? Date.now() % 1_000_000);
+  const random = seeded(seed);
+
+  /** Run `memgit redact` on a fresh copy of the seed; `killWhen` decides, every few ms, when to SIGKILL it. */
+  const run = async (name: string, killWhen: (p: Phase, first: { rewriting?: number; moved?: number }) => boolean) => {
+    const dir = path.join(base, name);
+    fs.cpSync(seedDir, dir, { recursive: true });
+    const looseBefore = countLoose(dir);
+    const t0 = Date.now();
     const child = spawn(process.execPath, [CLI_MAIN, 'redact', '--repo', dir, '--text-env', 'SECRET', '--reason', 'leak', '--operator', 'ops'], {
       env: { ...process.env, SECRET },
       stdio: 'ignore',
     });
-    await new Promise((r) => setTimeout(r, delay));
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    let exited = false;
+    const exit = new Promise<void>((r) => child.once('exit', () => ((exited = true), r())));
+    const first: { rewriting?: number; moved?: number } = {};
+    let killed: Phase | null = null;
+    while (!exited) {
+      const p = phaseOf(dir, looseBefore, oldHead, t0);
+      if (p.rewriting) first.rewriting ??= p.ms;
+      if (p.moved) first.moved ??= p.ms;
+      if (killWhen(p, first)) {
+        child.kill('SIGKILL');
+        killed = p;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await exit;
+    // What the dead process left, before anything reopens the store.
+    const left = phaseOf(dir, looseBefore, oldHead, t0);
+    return { dir, killed, left, first, total: left.ms };
+  };
+
+  // An uninterrupted run measures the phases; the kills are spread over them.
+  const whole = await run('whole', () => false);
+  expect(whole.left).toMatchObject({ journal: false, moved: true });
+  expect(whole.first.rewriting).toBeDefined();
+  const rewriteSpan = whole.first.moved! - whole.first.rewriting!;
+  const finishSpan = whole.total - whole.first.moved!;
+  const moments: Array<[string, Parameters<typeof run>[1]]> = [];
+  for (let k = 0; k < 4; k++) {
+    const at = Math.round(random() * whole.total);
+    moments.push([`at-${at}ms`, (p) => p.ms >= at]);
+  }
+  const inRewrite = random() * 0.5 * rewriteSpan;
+  moments.push(['while-rewriting', (p, f) => f.rewriting !== undefined && p.ms >= f.rewriting + inRewrite]);
+  moments.push(['journal-written', (p) => p.journal]);
+  moments.push(['branch-moved', (p) => p.moved]);
+  const inFinish = random() * 0.6 * finishSpan;
+  moments.push(['while-pruning', (p, f) => f.moved !== undefined && p.ms >= f.moved + inFinish]);
+
+  const seen: Array<{ name: string; left: Phase; history: 'old' | 'new' }> = [];
+  for (const [name, killWhen] of moments) {
+    const { dir, left } = await run(name, killWhen);
     const store = await MemoryStore.open(dir, QUIET); // recovers: finishes or forgets the redaction
     const head = await store.refreshHead();
-    expect(git(dir, 'fsck', '--full')).toBe('');
-    expect(subjectsAndSessions(dir)).toBe(subjects);
+    const where = { seed, name, left };
+    expect([where, fs.existsSync(path.join(dir, '.git', 'memgit', 'redaction-pending.json'))]).toEqual([where, false]);
+    // Dangling objects (the new history written before the kill, unreferenced) are allowed; nothing else.
+    expect([where, git(dir, 'fsck', '--full', '--no-dangling')]).toEqual([where, '']);
+    expect([where, subjectsAndSessions(dir)]).toEqual([where, subjects]);
+    expect([where, git(dir, 'rev-list', '--count', 'main').trim()]).toEqual([where, commits]);
     if (head === oldHead) {
-      sawOld++;
-      expect(git(dir, 'log', '-p', 'main')).toContain(SECRET); // the old history, whole
+      // The old history, whole: every commit as it was, the text still there, no record of a redaction.
+      expect([where, git(dir, 'log', '-p', 'main').includes(SECRET), git(dir, 'for-each-ref', 'refs/memgit')]).toEqual([where, true, '']);
+      expect([where, git(dir, 'log', '--format=%(trailers:key=Memory-Redacted,valueonly,separator=)', 'main').trim()]).toEqual([where, '']);
+      seen.push({ name, left, history: 'old' });
     } else {
-      sawNew++;
-      expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET); // the new history, whole
-      expect(allObjects(dir)).not.toContain(SECRET);
+      // The new history, whole and finished: no trace anywhere, the record names this head.
+      expect([where, git(dir, 'log', '-p', '--all').includes(SECRET), allObjects(dir).includes(SECRET)]).toEqual([where, false, false]);
+      const record = JSON.parse(git(dir, 'show', 'refs/memgit/audit:redactions/r1.json'));
+      expect([where, record.newHead, record.oldHead]).toEqual([where, head, oldHead]);
+      expect([where, spawnSync('git', ['cat-file', '-e', oldHead], { cwd: dir }).status]).not.toEqual([where, 0]);
+      seen.push({ name, left, history: 'new' });
     }
+    expect([where, git(dir, 'status', '--porcelain')]).toEqual([where, '']);
     // Rerunning converges on the redacted history in every case.
-    await store.redact({ text: SECRET, reason: 'leak', operator: 'ops' });
-    expect(allObjects(dir)).not.toContain(SECRET);
-    expect(git(dir, 'fsck', '--full')).toBe('');
-    expect(git(dir, 'status', '--porcelain')).toBe('');
+    const again = await store.redact({ text: SECRET, reason: 'leak', operator: 'ops' });
+    expect([where, again.id, allObjects(dir).includes(SECRET)]).toEqual([where, head === oldHead ? 'r1' : 'r2', false]);
+    expect([where, git(dir, 'fsck', '--full'), git(dir, 'status', '--porcelain')]).toEqual([where, '', '']);
     await store.close();
   }
-  expect(sawOld + sawNew).toBe(6);
-}, 240_000);
+  // The kills landed where it matters: in the middle of rewriting (objects written, branch not moved:
+  // the old history stays) and after the branch moved, before pruning finished (recovery completes it).
+  const summary = { seed, seen };
+  expect([summary, seen.some((s) => s.left.rewriting && !s.left.moved && s.history === 'old')]).toEqual([summary, true]);
+  expect([summary, seen.some((s) => s.left.moved && s.left.journal && s.history === 'new')]).toEqual([summary, true]);
+}, 300_000);
 
 function walk(dir: string): string[] {
   const out: string[] = [];

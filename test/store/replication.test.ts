@@ -367,8 +367,27 @@ test('after a redaction the next push replaces the replica\'s history (logged), 
   expect(git(bare, 'log', '--format=%s', 'main').trim().split('\n')).toEqual(['toolu_rd_1', 'toolu_rd_0', 'memgit: initialise store']);
   expect(logs.join('\n')).toMatch(/force-pushing .* to backup .*redaction r1 rewrote history/);
   expect(replicationStatus(store.replication(), remote)).toMatchObject({ stopped: null, lagCommits: 0 });
+  // The audit log travels with the history it describes.
+  const audit = git(store.dir, 'rev-parse', 'refs/memgit/audit').trim();
+  await waitFor(() => logs.some((l) => l.startsWith('pushed refs/memgit/audit')));
+  expect(git(bare, 'rev-parse', 'refs/memgit/audit').trim()).toBe(audit);
+  expect(JSON.parse(git(bare, 'show', 'refs/memgit/audit:redactions/r1.json'))).toMatchObject({ id: 'r1', operator: 'ops', reason: 'leaked token' });
+  expect(logs.join('\n')).toMatch(/pushed refs\/memgit\/audit \([0-9a-f]{12}\) to backup/);
+  expect(git(bare, 'fsck', '--full', '--no-dangling')).toBe(''); // the replaced history dangles there until the server's own gc
   await store.execute(call('toolu_rd_2', { command: 'create', path: '/memories/c.md', file_text: 'c\n' }), { session: 's' });
   const next = await store.refreshHead();
   await waitFor(() => served(bare) === next);
+  expect(logs.filter((l) => l.startsWith('pushed refs/memgit/audit'))).toHaveLength(1); // once, not with every push
   await store.close();
+
+  // An auditor's clone of the replica has the record, and an old commit id resolves there too.
+  const copy = path.join(tempDir('memgit-rd-clone-'), 'copy');
+  await cloneStore(`${server.url}/redacted.git`, copy, { readOnly: true, tokenEnv: TOKEN_ENV });
+  expect(git(copy, 'rev-parse', 'refs/memgit/audit').trim()).toBe(audit);
+  const record = JSON.parse(git(copy, 'show', 'refs/memgit/audit:redactions/r1.json'));
+  const clone = await MemoryStore.open(copy, QUIET);
+  const oldCommit = Object.keys(record.map).find((old) => record.map[old] === clone.history.byToolUseId('toolu_rd_0')!.commit)!;
+  expect((await clone.resolve(oldCommit)).toolUseId).toBe('toolu_rd_0');
+  expect(git(copy, 'log', '-p', '--all')).not.toContain(secret);
+  await clone.close();
 });

@@ -85,6 +85,7 @@ export async function redact(
     if (entries.length === 0) throw new RedactionRefusedError('memgit: the store has no commits; there is nothing to redact');
     const current = entries[entries.length - 1].commit;
     if (options.expectHead !== undefined && options.expectHead !== current) throw new StaleHeadError(options.expectHead, current);
+    await refuseOtherRefs(port);
     const records = await readRecords(port.objects, port.durableFs, port.gitdir);
     const id = nextId(records);
     const now = new Date();
@@ -157,6 +158,22 @@ export async function redact(
     await finish(port, journal);
     return { ...outcome, record };
   });
+}
+
+/**
+ * A store has one branch, its own refs (refs/memgit/...) and remote-tracking refs (dropped by `finish`).
+ * Any other ref (a tag or branch made with the git CLI) would either keep the erased text reachable or,
+ * once the old history is pruned, point at objects that are gone: refuse before anything is written.
+ */
+async function refuseOtherRefs(port: RedactionPort): Promise<void> {
+  const refs = await git.listRefs({ fs: port.durableFs.gitFs, gitdir: port.gitdir, filepath: 'refs' });
+  const others = refs.filter((r) => r !== `heads/${STORE_BRANCH}` && !r.startsWith('memgit/') && !r.startsWith('remotes/')).map((r) => `refs/${r}`);
+  if (others.length === 0) return;
+  const shown = others.slice(0, 5).map((r) => JSON.stringify(r)).join(', ') + (others.length > 5 ? `, and ${others.length - 5} more` : '');
+  throw new RedactionRefusedError(
+    `memgit: this repository has refs besides the store's branch (${shown}); they would keep the erased text or ` +
+      'point at pruned commits. Delete them first (git update-ref -d <ref>) and redact again; nothing was changed',
+  );
 }
 
 /** A redaction interrupted by a crash: finish it if the branch moved, forget it if not. Idempotent. */

@@ -65,10 +65,13 @@ export async function rewriteHistory(
   };
   const previews = new Map<string, { before: string; after: string }>();
 
+  // The first commit of a range that starts after the first commit carries files it did not write: the
+  // preview lists those too (with the commit's own changes), so it shows every file the redaction changes.
+  let carried: Array<{ path: string; oid: string }> | null = null;
   const rewriteTree = async (oid: string, prefix: string): Promise<string> => {
     const key = options.pathSensitive ? `${prefix}\0${oid}` : oid;
     const memo = treeMemo.get(key);
-    if (memo) return memo;
+    if (memo && !carried) return memo;
     const entries = await objects.readTree(oid);
     let changed = false;
     const next: TreeEntry[] = [];
@@ -76,7 +79,10 @@ export async function rewriteHistory(
       const repoPath = prefix ? `${prefix}/${entry.path}` : entry.path;
       let newOid = entry.oid;
       if (entry.type === 'tree' && (prefix !== '' || entry.path === 'memories')) newOid = await rewriteTree(entry.oid, repoPath);
-      else if (entry.type === 'blob' && prefix !== '') newOid = (await redactBlob(entry.oid, repoPath)) ?? entry.oid;
+      else if (entry.type === 'blob' && prefix !== '') {
+        newOid = (await redactBlob(entry.oid, repoPath)) ?? entry.oid;
+        if (carried && newOid !== entry.oid) carried.push({ path: repoPath, oid: entry.oid });
+      }
       if (newOid !== entry.oid) changed = true;
       next.push({ ...entry, oid: newOid });
     }
@@ -92,18 +98,22 @@ export async function rewriteHistory(
     const inRange = i >= options.range.from && i <= options.range.to;
     if (!inRange && map.size === 0 && (!options.dryRun || commitsChanged === 0)) continue; // before anything changed
     const { commit } = await objects.readCommit(entry.commit);
+    carried = i === options.range.from && i > 0 ? [] : null;
     const newTree = inRange ? await rewriteTree(commit.tree, '') : commit.tree;
     const treeChanged = newTree !== commit.tree;
     if (treeChanged) {
       commitsChanged++;
       firstRewritten ??= entry.commit;
-      for (const change of entry.changes) {
-        if (!change.newOid || preview.length >= PREVIEW_ITEMS) continue;
-        const key = options.pathSensitive ? `${change.path}\0${change.newOid}` : change.newOid;
+      const files = entry.changes.filter((c) => c.newOid).map((c) => ({ path: c.path, oid: c.newOid! }));
+      for (const file of carried ?? []) if (!files.some((f) => f.path === file.path)) files.push(file);
+      for (const file of files) {
+        if (preview.length >= PREVIEW_ITEMS) break;
+        const key = options.pathSensitive ? `${file.path}\0${file.oid}` : file.oid;
         const shown = previews.get(key);
-        if (shown) preview.push(previewItem(entry, change.path, shown.before, shown.after));
+        if (shown) preview.push(previewItem(entry, file.path, shown.before, shown.after));
       }
     }
+    carried = null;
     if (options.dryRun) continue;
     const parent = commit.parent[0];
     const newParent = parent === undefined ? undefined : (map.get(parent) ?? parent);

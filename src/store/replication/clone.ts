@@ -9,7 +9,7 @@ import { configureRepository } from '../repo-config';
 import type { ReplicationPort } from './port';
 import { checkRemoteUrl, DEFAULT_REMOTE_USER, displayUrl, getRemote } from './remote-config';
 import { updateRemoteState } from './state';
-import { authFor, describeTransportError, REPLICATED_BRANCH } from './transport';
+import { authFor, describeTransportError, localMemgitRefs, MEMGIT_REFS, REPLICATED_BRANCH } from './transport';
 
 export interface CloneOptions {
   /** Environment variable holding the token (only its name is kept, in the clone's config). */
@@ -51,6 +51,7 @@ export async function cloneStore(url: string, dir: string, options: CloneOptions
       onProgress: options.onProgress ? (p) => options.onProgress!(p.phase, p.loaded, p.total) : undefined,
       ...authFor(remote),
     });
+    await fetchMemgitRefs(durable, gitdir, remote);
     await durable.flush();
     const head = await git.resolveRef({ fs, gitdir, ref: 'HEAD' });
     const { commit } = await git.readCommit({ fs, gitdir, oid: head });
@@ -67,13 +68,23 @@ export async function cloneStore(url: string, dir: string, options: CloneOptions
     await git.checkout({ fs: durable.gitFs, dir: target, gitdir, ref: REPLICATED_BRANCH });
     await durable.flush();
     if (options.readOnly) await git.setConfig({ ...args, path: 'memgit.readonly', value: 'true' });
-    updateRemoteState(gitdir, 'origin', { pushed: head, pushedAt: null });
+    updateRemoteState(gitdir, 'origin', { pushed: head, pushedAt: null, memgitRefs: Object.fromEntries(await localMemgitRefs(gitdir)) });
     return { head };
   } catch (error) {
     // Nothing half-cloned is left to be mistaken for a store.
     await fs.promises.rm(target, { recursive: true, force: true });
     if (error instanceof NotAStoreError || error instanceof ReplicationRefusedError) throw error;
     throw new ReplicationRefusedError(`memgit: clone of ${displayUrl(url)} failed: ${describeTransportError(error, { ...remote, name: 'origin', auto: false })}`);
+  }
+}
+
+/** memgit's own refs on the remote (the redaction audit log), fetched and written under the same names. */
+async function fetchMemgitRefs(durable: DurableFs, gitdir: string, remote: { url: string; tokenEnv: string | null; user: string }): Promise<void> {
+  const refs = await git.listServerRefs({ http, url: remote.url, prefix: MEMGIT_REFS, protocolVersion: 1, ...authFor(remote) });
+  for (const { ref } of refs) {
+    if (!/^refs\/memgit\/[A-Za-z0-9._-]+$/.test(ref)) continue; // a name from the server: only plain ones
+    const { fetchHead } = await git.fetch({ fs: durable.gitFs, http, gitdir, url: remote.url, ref, remoteRef: ref, singleBranch: true, tags: false, ...authFor(remote) });
+    if (fetchHead) await git.writeRef({ fs: durable.gitFs, gitdir, ref, value: fetchHead, force: true });
   }
 }
 

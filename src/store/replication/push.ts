@@ -3,7 +3,7 @@ import type { ReplicationPort } from './port';
 import type { RemoteConfig } from './remote-config';
 import { displayUrl } from './remote-config';
 import { readRemoteState, updateRemoteState } from './state';
-import { describeTransportError, pushBranch } from './transport';
+import { describeTransportError, localMemgitRefs, pushBranch, pushMemgitRef } from './transport';
 
 export interface PushReport {
   remote: string;
@@ -68,6 +68,16 @@ export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, 
       lastError: null,
       ...(force ? { stopped: null, pendingForce: null } : {}),
     });
+    // Then memgit's own refs (the redaction audit log), each once it changed: the record follows the
+    // history it describes. A failure here is a failed push like any other, retried by the next one.
+    const sent = { ...(readRemoteState(port.gitdir, remote.name).memgitRefs ?? {}) };
+    for (const [ref, oid] of await localMemgitRefs(port.gitdir)) {
+      if (sent[ref] === oid) continue;
+      await pushMemgitRef(port.gitdir, remote, ref, force);
+      sent[ref] = oid;
+      updateRemoteState(port.gitdir, remote.name, { memgitRefs: sent });
+      port.log(`pushed ${ref} (${oid.slice(0, 12)}) to ${remote.name}`);
+    }
     return { remote: remote.name, head: done.head, commits: result === 'pushed' ? done.carried : 0, forced: force && result === 'pushed' };
   } catch (error) {
     if (error instanceof ReplicationStoppedError || error instanceof ReplicationRefusedError) throw error;

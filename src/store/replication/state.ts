@@ -14,6 +14,8 @@ export interface RemoteState {
   lastError: { message: string; at: string; attempts: number } | null;
   /** History was rewritten on purpose (a redaction): the next push replaces the remote branch, logged. */
   pendingForce?: string | null;
+  /** What each of memgit's own refs (refs/memgit/...) pointed at when last pushed there. */
+  memgitRefs?: Record<string, string>;
 }
 
 interface StateFile {

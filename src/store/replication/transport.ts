@@ -65,6 +65,30 @@ export async function pushBranch(
   }
 }
 
+/**
+ * memgit's own refs beside the branch (the redaction audit log, refs/memgit/audit): they travel with the
+ * store, so that a replica, a clone made from it and a store restored from it keep the record.
+ */
+export const MEMGIT_REFS = 'refs/memgit/';
+
+/** The refs under refs/memgit/ here and what each points at. */
+export async function localMemgitRefs(gitdir: string): Promise<Map<string, string>> {
+  const refs = new Map<string, string>();
+  for (const name of await git.listRefs({ fs, gitdir, filepath: MEMGIT_REFS.slice(0, -1) }).catch(() => [] as string[])) {
+    refs.set(`${MEMGIT_REFS}${name}`, await git.resolveRef({ fs, gitdir, ref: `${MEMGIT_REFS}${name}` }));
+  }
+  return refs;
+}
+
+/** Push one of memgit's own refs (not a fast-forward only with `force`). */
+export async function pushMemgitRef(gitdir: string, remote: RemoteConfig, ref: string, force: boolean): Promise<void> {
+  const result = await git.push({ fs, http, gitdir, url: remote.url, ref, remoteRef: ref, force, ...authFor(remote) });
+  if (!result.ok) {
+    const detail = Object.values(result.refs ?? {}).find((r) => !r.ok)?.error ?? result.error ?? 'refused';
+    throw new Error(`the remote refused ${ref}: ${detail}`);
+  }
+}
+
 /** Make a transport error fit for a log line: no URL credentials, no tokens (they are never in it). */
 export function describeTransportError(error: unknown, remote: RemoteConfig): string {
   const e = error as { code?: string; message?: string; data?: { statusCode?: number; statusMessage?: string } };
