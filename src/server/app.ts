@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import { InvalidToolUseError, LockTimeoutError, NotAStoreError, StoreClosedError } from '../store/errors';
 import type { MemoryStore } from '../store/memory-store';
@@ -218,19 +218,34 @@ function prefixOutput(res: Response, prefix: string): void {
   }) as Response['setHeader'];
 }
 
+/**
+ * Requests per key per minute, with the limiter the UI's login already uses (rate-limiter-flexible): a fixed
+ * window per key, 429 with Retry-After (the seconds until the window ends) and the IETF RateLimit headers.
+ */
 function perKeyRateLimit(perMinute: number): RequestHandler {
   if (perMinute === 0) return (_req, _res, next) => next();
-  return rateLimit({
-    windowMs: 60_000,
-    limit: perMinute,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    keyGenerator: (req) => `key:${req.memgitKey?.id ?? 'none'}`,
-    handler: (_req, res, _next, used) => {
-      res.setHeader('Retry-After', String(Math.ceil(used.windowMs / 1000)));
-      sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key`));
-    },
-  });
+  const window = new RateLimiterMemory({ points: perMinute, duration: 60 });
+  const policy = `"per-key";q=${perMinute};w=60`;
+  return (req, res, next) => {
+    const key = `key:${req.memgitKey?.id ?? 'none'}`;
+    const answer = (state: RateLimiterRes) => {
+      const reset = Math.ceil(state.msBeforeNext / 1000);
+      res.setHeader('RateLimit-Policy', policy);
+      res.setHeader('RateLimit', `"per-key";r=${Math.max(0, state.remainingPoints)};t=${reset}`);
+      return reset;
+    };
+    window.consume(key).then(
+      (state) => {
+        answer(state);
+        next();
+      },
+      (refused: unknown) => {
+        if (!(refused instanceof RateLimiterRes)) return next(refused);
+        res.setHeader('Retry-After', String(Math.max(1, answer(refused))));
+        sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key`));
+      },
+    );
+  };
 }
 
 function requestLog(logger: Logger): RequestHandler {
