@@ -41,16 +41,17 @@ export async function addZeroWidthFiles(store: MemoryStore, files: number, chars
 }
 
 /**
- * A commit as an older memgit wrote it for a call whose tool_use id is `toolUseId` (the store now
- * refuses such ids): memories/impostor.md created, the store closed and reopened around the write.
+ * A commit as an older memgit wrote it for a call whose tool_use id is `toolUseId` and whose session is
+ * `session` (the store now refuses such ids): memories/<file> created (written with isomorphic-git while
+ * the store is closed, so nothing of memgit checks the ids).
  */
-export async function forgeCall(dir: string, toolUseId: string, session: string): Promise<void> {
-  fs.writeFileSync(path.join(dir, 'memories', 'impostor.md'), 'planted by the impostor\n');
-  await git.add({ fs, dir, filepath: 'memories/impostor.md' });
+export async function forgeCall(dir: string, toolUseId: string, session: string, file = 'impostor.md'): Promise<void> {
+  fs.writeFileSync(path.join(dir, 'memories', file), `planted by ${toolUseId} in ${session}\n`);
+  await git.add({ fs, dir, filepath: `memories/${file}` });
   await git.commit({
     fs,
     dir,
-    message: `${toolUseId}\n\nMemory-Command: create\nMemory-Path: /memories/impostor.md\nMemory-Session: ${session}\n`,
+    message: `${toolUseId}\n\nMemory-Command: create\nMemory-Path: /memories/${file}\nMemory-Session: ${session}\n`,
     author: { name: 'memgit', email: 'memgit@localhost', timestamp: Math.floor(Date.now() / 1000), timezoneOffset: 0 },
   });
 }
