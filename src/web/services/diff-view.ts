@@ -60,6 +60,8 @@ export interface FileDiffView {
   hidden: boolean;
   /** Left out entirely: the page had spent its diff budget before this file. */
   omitted?: boolean;
+  /** Not diffed at all (left out before its contents were read): `added` and `removed` are not known. */
+  statsUnknown?: boolean;
 }
 
 /** Markup around one diff line (row, cells, numbers), in characters, for the page budget. */
