@@ -3,6 +3,7 @@ import type { HistoryEntry } from './history-index';
 import { MEMORY_ROOT } from './git-reader';
 import type { ObjectStore } from './objects';
 import { KEEP_FILE } from './tree-draft';
+import { beyondEditLength } from './history/line-stats';
 
 /** The memory files one commit changed, with their contents before and after (renames paired). */
 
@@ -89,7 +90,9 @@ export function unifiedTextDiffWithin(diff: Pick<FileDiff, 'oldPath' | 'newPath'
   const structured =
     oneSided ??
     (Number.isFinite(maxEditLength)
-      ? structuredPatch(oldName, newName, trimmed.before, trimmed.after, undefined, undefined, { context, maxEditLength })
+      ? beyondEditLength(trimmed.before, trimmed.after, maxEditLength)
+        ? undefined
+        : structuredPatch(oldName, newName, trimmed.before, trimmed.after, undefined, undefined, { context, maxEditLength })
       : structuredPatch(oldName, newName, trimmed.before, trimmed.after, undefined, undefined, { context }));
   if (!structured) return null;
   for (const hunk of structured.hunks) {

@@ -133,3 +133,19 @@ export function* longSessionCalls(calls: number, lines: number): Generator<Forge
     yield { toolUseId: `toolu_other_${k}`, session: 'sess_other', command: 'str_replace', path: `/${file}`, files: { [file]: `${text.join('\n')}\n` } };
   }
 }
+
+/**
+ * `calls` calls over `files` files of about `bytes` bytes each (the first `files` create them, later ones
+ * rewrite one line of one file), in sessions of 50 calls: a long history to reset across.
+ */
+export function* manyFileCalls(calls: number, files: number, bytes: number): Generator<ForgedCall> {
+  const lineCount = Math.max(1, Math.floor(bytes / 40));
+  const texts: string[][] = [];
+  for (let k = 0; k < calls; k++) {
+    const f = k < files ? k : (k * 7919) % files;
+    if (k < files) texts[f] = Array.from({ length: lineCount }, (_, i) => `file ${f} line ${i}: a fact worth keeping`);
+    else texts[f][k % lineCount] = `file ${f} line ${k % lineCount}: rewritten by call ${k}`;
+    const file = `memories/many/f${String(f).padStart(5, '0')}.md`;
+    yield { toolUseId: `toolu_many_${k}`, session: `sess_many_${Math.floor(k / 50)}`, command: k < files ? 'create' : 'str_replace', path: `/${file}`, files: { [file]: `${texts[f].join('\n')}\n` } };
+  }
+}
