@@ -105,8 +105,14 @@ export async function runAction(ctx: AuditContext, action: RollbackAction, given
 
 export { StaleHeadError };
 
-/** A rollback outcome as JSON: patches cut to the page's diff budget, and `truncated` saying so. */
-export type BoundedOutcome = RollbackOutcome & { truncated: boolean };
+/**
+ * A rollback outcome as JSON: patches cut to the page's diff budget, the undone commits listed up to
+ * MAX_REVERTS_LISTED (a reset across 100,000 commits would list 4 MB of ids), and `truncated` saying
+ * that something was left out; `revertsLeftOut` counts the commits not listed.
+ */
+export type BoundedOutcome = RollbackOutcome & { truncated: boolean; revertsLeftOut: number };
+
+export const MAX_REVERTS_LISTED = 1000;
 
 export function boundedOutcome(outcome: RollbackOutcome, bytes = MAX_PAGE_DIFF_CHARS / 2): BoundedOutcome {
   // In bytes of JSON: the patches appear twice (per file and joined), and a character may take 3 bytes.
@@ -125,7 +131,15 @@ export function boundedOutcome(outcome: RollbackOutcome, bytes = MAX_PAGE_DIFF_C
     left = 0;
     return { ...file, patch: `${cut}\\ memgit: patch cut here (response budget); the CLI prints the whole diff\n` };
   });
-  return { ...outcome, files, patch: truncated ? files.map((f) => f.patch).join('') : outcome.patch, truncated };
+  const revertsLeftOut = Math.max(0, outcome.reverts.length - MAX_REVERTS_LISTED);
+  return {
+    ...outcome,
+    reverts: revertsLeftOut ? outcome.reverts.slice(0, MAX_REVERTS_LISTED) : outcome.reverts,
+    revertsLeftOut,
+    files,
+    patch: truncated ? files.map((f) => f.patch).join('') : outcome.patch,
+    truncated: truncated || revertsLeftOut > 0,
+  };
 }
 
 /** What stands for a patch the outcome left out. */
