@@ -94,24 +94,17 @@ export interface SharedSplit {
 export function splitShared(texts: string[]): SharedSplit {
   const first = texts[0];
   let prefix = Math.min(...texts.map((t) => t.length));
-  for (const t of texts) {
-    let k = 0;
-    while (k < prefix && t.charCodeAt(k) === first.charCodeAt(k)) k++;
-    prefix = k;
-  }
+  for (const t of texts.slice(1)) prefix = commonPrefix(first, t, prefix);
   prefix = first.lastIndexOf('\n', prefix - 1) + 1; // back to a line start (0 when no whole line is shared)
   let suffix = Math.min(...texts.map((t) => t.length)) - prefix;
-  for (const t of texts) {
-    let k = 0;
-    while (k < suffix && t.charCodeAt(t.length - 1 - k) === first.charCodeAt(first.length - 1 - k)) k++;
-    suffix = k;
-  }
+  for (const t of texts.slice(1)) suffix = commonSuffix(first, t, suffix);
   // Forward to a line start: just after the first newline within the shared end (which all texts hold).
   const newline = suffix === 0 ? -1 : first.indexOf('\n', first.length - suffix);
   suffix = newline === -1 ? 0 : first.length - newline - 1;
   // The shared lines as joined text and a count (an empty list of lines is not the empty line).
   let head = prefix === 0 ? null : { text: first.slice(0, prefix - 1), lines: lineCount(first.slice(0, prefix - 1)) };
-  let tail = newline === -1 ? null : { text: first.slice(first.length - suffix), lines: lineCount(first.slice(first.length - suffix)) };
+  // (The tail's line count is not needed to merge: it is counted only when asked for.)
+  let tail = newline === -1 ? null : { text: first.slice(first.length - suffix), lines: 0 };
   // A middle ends with the newline before the tail, which ends its last line rather than starting one.
   let middles = texts.map((t) => splitLines(t.slice(prefix, newline === -1 ? t.length : t.length - suffix - 1)));
   // Shared lines the character loop could not see as whole (a middle's last line is whole; see above).
@@ -119,12 +112,34 @@ export function splitShared(texts: string[]): SharedSplit {
   if (more.head) head = joinLines(head, { text: middles[0].slice(0, more.head).join('\n'), lines: more.head });
   if (more.tail) tail = joinLines({ text: middles[0].slice(middles[0].length - more.tail).join('\n'), lines: more.tail }, tail);
   if (more.head || more.tail) middles = middles.map((m) => m.slice(more.head, m.length - more.tail));
+  const tailText = tail?.text;
   return {
     head: head?.lines ?? 0,
-    tail: tail?.lines ?? 0,
+    get tail() {
+      return tailText === undefined ? 0 : lineCount(tailText);
+    },
     middles,
     join: (middle) => [head, middle.length ? { text: middle.join('\n'), lines: middle.length } : null, tail].reduce(joinLines, null)?.text ?? '',
   };
+}
+
+/** Characters compared at once (string equality of two slices is a memory compare). */
+const BLOCK = 4096;
+
+/** How many characters `a` and `b` share at the start, at most `limit`. */
+function commonPrefix(a: string, b: string, limit: number): number {
+  let k = 0;
+  while (k + BLOCK <= limit && a.slice(k, k + BLOCK) === b.slice(k, k + BLOCK)) k += BLOCK;
+  while (k < limit && a.charCodeAt(k) === b.charCodeAt(k)) k++;
+  return k;
+}
+
+/** How many characters `a` and `b` share at the end, at most `limit`. */
+function commonSuffix(a: string, b: string, limit: number): number {
+  let k = 0;
+  while (k + BLOCK <= limit && a.slice(a.length - k - BLOCK, a.length - k) === b.slice(b.length - k - BLOCK, b.length - k)) k += BLOCK;
+  while (k < limit && a.charCodeAt(a.length - 1 - k) === b.charCodeAt(b.length - 1 - k)) k++;
+  return k;
 }
 
 type Lines = { text: string; lines: number } | null;
@@ -339,13 +354,12 @@ function lineCount(text: string): number {
  * beyond MERGE_LIMITS the footprint is the whole of base (the call is counted as touching everything).
  */
 export function baseFootprint(base: string, before: string, after: string): LineRange[] {
-  const baseLines = lineCount(base);
-  const otherLines = lineCount(before);
   const anchor = anchorLines(textHunks(base, before));
   const change = textHunks(before, after);
-  if (!anchor || !change) return [{ start: 0, end: baseLines }];
+  if (!anchor || !change) return [{ start: 0, end: lineCount(base) }];
   const gapBefore = (i: number) => (i > 0 ? anchor(i - 1).end : 0);
-  const gapAfter = (i: number) => (i < otherLines ? anchor(i).start : baseLines);
+  // Past the last line of `before`: the end of base (both counted only then, half a million lines).
+  const gapAfter = (i: number) => (i < lineCount(before) ? anchor(i).start : lineCount(base));
   return change.map((h) =>
     h.start === h.end
       ? { start: gapBefore(h.start), end: gapAfter(h.start) }

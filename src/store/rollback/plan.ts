@@ -205,8 +205,16 @@ export class RollbackPlanner {
     return calls;
   }
 
+  /** The last few texts read: a conflict reads each later version of a file up to four times. */
+  private readonly recentTexts = new Map<string, string>();
+
   private async text(oid: string): Promise<string> {
-    return blobText(this.objects, oid);
+    const known = this.recentTexts.get(oid);
+    if (known !== undefined) return known;
+    const text = await blobText(this.objects, oid);
+    this.recentTexts.set(oid, text);
+    if (this.recentTexts.size > 8) this.recentTexts.delete(this.recentTexts.keys().next().value as string);
+    return text;
   }
 
   private async revertMove(target: HistoryEntry, move: Move, skip: ReadonlySet<string>): Promise<void> {
