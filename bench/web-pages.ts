@@ -7,16 +7,16 @@
  *   node dist/bench/web-pages.js [commits=10000]       build (or reuse) bench/.cache/web-<commits>
  *   node dist/bench/web-pages.js --store DIR           time the pages of an existing store (e.g. one of
  *                                                      npm run bench's fast-import stores, copied)
- *   node dist/bench/web-pages.js --hostile             the hostile stores of issue 19 (bench/.cache/web-hostile:
+ *   node dist/bench/web-pages.js --hostile             the hostile store of issue 19 (bench/hostile-pages.ts:
  *                                                      a 524,287-line file over 60 revisions, 50 files of
- *                                                      zero-width spaces in one session): each heavy page's
- *                                                      time and size, and the server's peak memory
+ *                                                      zero-width spaces in one session, an id spelling a
+ *                                                      commit id): each heavy page's time and size, the worst
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryStore } from '../src/store/memory-store';
 import { startServer } from '../src/web/server';
-import { addBigFile, addZeroWidthFiles, BIG_SESSION, ZERO_WIDTH_SESSION } from '../test/web/hostile-stores';
+import { hostilePages, renderHostilePages } from './hostile-pages';
 
 const HOSTILE = process.argv.includes('--hostile');
 const storeArg = process.argv.indexOf('--store');
@@ -57,47 +57,8 @@ function stats(ms: number[]): string {
 }
 
 async function hostile(): Promise<void> {
-  const hostileDir = path.resolve(__dirname, '../../bench/.cache/web-hostile');
-  if (!fs.existsSync(path.join(hostileDir, '.git'))) {
-    const began = Date.now();
-    const store = await MemoryStore.open(hostileDir, { fsync: false, log: () => undefined });
-    await addBigFile(store, 60);
-    await addZeroWidthFiles(store, 50);
-    await store.close();
-    process.stderr.write(`built ${hostileDir} in ${((Date.now() - began) / 1000).toFixed(0)} s\n`);
-  }
-  const store = await MemoryStore.open(hostileDir, { fsync: false, log: () => undefined });
-  const server = await startServer({ store, port: 0 });
-  const pages: [string, string][] = [
-    ['file page of the big file (blame over budget)', '/files/big.md'],
-    ['file page of the big file, 6th revision (blamed)', '/files/big.md?at=toolu_big_005'],
-    [`session of ${BIG_SESSION.replace('sess_', '')}: 60 one-line changes of 1 MiB`, `/sessions/${BIG_SESSION}`],
-    ['session of 50 zero-width files', `/sessions/${ZERO_WIDTH_SESSION}`],
-    ['same, JSON', `/api/sessions/${ZERO_WIDTH_SESSION}`],
-    ['a zero-width file', '/files/zw/f000.md'],
-    ['search "a"', '/search?q=a'],
-    ['search U+200B', '/search?q=%E2%80%8B'],
-  ];
-  process.stdout.write('| page | first | warm median | bytes |\n|---|---|---|---|\n');
-  for (const [name, url] of pages) {
-    const first = await timeAndSize(server.url + url);
-    const warm: number[] = [];
-    for (let k = 0; k < 3; k++) warm.push((await timeAndSize(server.url + url)).ms);
-    warm.sort((a, b) => a - b);
-    process.stdout.write(`| ${name} | ${first.ms.toFixed(0)} ms | ${warm[1].toFixed(0)} ms | ${first.bytes} |\n`);
-  }
-  const peak = /^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/self/status', 'utf8'));
-  if (peak) process.stdout.write(`peak memory of this process (server and client): ${(Number(peak[1]) / 1024).toFixed(0)} MiB\n`);
-  await server.close();
-  await store.close();
-}
-
-async function timeAndSize(url: string): Promise<{ ms: number; bytes: number }> {
-  const began = process.hrtime.bigint();
-  const res = await fetch(url, { headers: { host: '127.0.0.1' } });
-  const bytes = (await res.arrayBuffer()).byteLength;
-  if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
-  return { ms: Number(process.hrtime.bigint() - began) / 1e6, bytes };
+  const result = await hostilePages({ cacheDir: path.resolve(__dirname, '../../bench/.cache'), log: (m) => process.stderr.write(`${m}\n`) });
+  process.stdout.write(renderHostilePages(result) + '\n');
 }
 
 async function main(): Promise<void> {

@@ -57,6 +57,9 @@ export function printOutcome(outcome: RollbackOutcome, json: boolean | undefined
     case 'conflict':
       process.stderr.write(formatConflicts(outcome));
       break;
+    case 'stopped': // only with a budget (the audit UI's previews); the CLI plans without one
+      process.stderr.write(`memgit: ${outcome.title}: the preview stopped (${outcome.stopped?.reason} budget) after ${outcome.stopped?.planned} of ${outcome.stopped?.of} calls; nothing was written\n`);
+      break;
   }
   return code;
 }

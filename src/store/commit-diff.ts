@@ -3,6 +3,7 @@ import type { HistoryEntry } from './history-index';
 import { MEMORY_ROOT } from './git-reader';
 import type { ObjectStore } from './objects';
 import { KEEP_FILE } from './tree-draft';
+import { beyondEditLength } from './history/line-stats';
 
 /** The memory files one commit changed, with their contents before and after (renames paired). */
 
@@ -71,13 +72,29 @@ export async function unifiedDiff(objects: ObjectStore, diff: FileDiff, context 
 
 /** The same, from the two contents (which need not be in the object store yet, e.g. a rollback preview). */
 export function unifiedTextDiff(diff: Pick<FileDiff, 'oldPath' | 'newPath'>, before: string, after: string, context = 3): string {
+  return unifiedTextDiffWithin(diff, before, after, Infinity, context)!;
+}
+
+/**
+ * The same patch, or null when the lines between the shared head and tail differ by more than
+ * `maxEditLength` lines: jsdiff's search costs (lines) × (edit distance), so two unrelated versions of a
+ * 1 MiB file would take minutes.
+ */
+export function unifiedTextDiffWithin(diff: Pick<FileDiff, 'oldPath' | 'newPath'>, before: string, after: string, maxEditLength: number, context = 3): string | null {
   const oldName = diff.oldPath ? `a${diff.oldPath}` : '/dev/null';
   const newName = diff.newPath ? `b${diff.newPath}` : '/dev/null';
   // The diff of the lines between the shared head and tail (a one-line change of a 1 MiB file is a
   // diff of a few lines); the same patch as diffing the whole texts, with the line numbers moved back.
   const oneSided = oneSidedPatch(oldName, newName, before, after);
   const trimmed = oneSided ? { before: '', after: '', skippedLines: 0 } : trimCommonLines(before, after, context);
-  const structured = oneSided ?? structuredPatch(oldName, newName, trimmed.before, trimmed.after, undefined, undefined, { context });
+  const structured =
+    oneSided ??
+    (Number.isFinite(maxEditLength)
+      ? beyondEditLength(trimmed.before, trimmed.after, maxEditLength)
+        ? undefined
+        : structuredPatch(oldName, newName, trimmed.before, trimmed.after, undefined, undefined, { context, maxEditLength })
+      : structuredPatch(oldName, newName, trimmed.before, trimmed.after, undefined, undefined, { context }));
+  if (!structured) return null;
   for (const hunk of structured.hunks) {
     hunk.oldStart += trimmed.skippedLines;
     hunk.newStart += trimmed.skippedLines;

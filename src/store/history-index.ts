@@ -248,6 +248,22 @@ export class HistoryIndex {
     return (this.byPathIds.get(repoPath) ?? []).map((i) => this.entries[i]);
   }
 
+  /** Commits after `position` that changed a file (repository path), oldest first: a binary search of its list. */
+  byPathAfter(repoPath: string, position: number): HistoryEntry[] {
+    const list = this.byPathIds.get(repoPath);
+    if (!list) return [];
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid] <= position) lo = mid + 1;
+      else hi = mid;
+    }
+    const entries: HistoryEntry[] = [];
+    for (let k = lo; k < list.length; k++) entries.push(this.entries[list[k]]);
+    return entries;
+  }
+
   /** Every indexed file path (repository paths) that ever existed. */
   paths(): string[] {
     return [...this.byPathIds.keys()];

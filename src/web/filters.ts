@@ -201,6 +201,28 @@ export function treeUrl(dir: string, at?: string | null): string {
 }
 
 /**
+ * An id that a URL parser would take for a dot segment and resolve away (`/sessions/..` is `/`, and
+ * `%2E` spells the same segment to a browser). New ids may not be only dots, but a store written before
+ * may hold them; their links carry the id in the query instead.
+ */
+export function isDotSegment(id: string): boolean {
+  return id === '.' || id === '..';
+}
+
+/** A session's page: `/sessions/<id>`, or `/sessions?id=<id>` for an id a browser would resolve away. */
+export function sessionUrl(id: string): string {
+  return isDotSegment(id) ? url('/sessions', { id }) : `/sessions/${encodeURIComponent(id)}`;
+}
+
+/**
+ * A call's page: `/calls/<tool_use id>`, by kind (see routes/commits.ts); a call whose id a browser
+ * would resolve away is linked by its commit, `/commits/<sha>`, which names the same page.
+ */
+export function callUrl(toolUseId: string, commit?: string | null): string {
+  return isDotSegment(toolUseId) && commit ? `/commits/${encodeURIComponent(commit)}` : `/calls/${encodeURIComponent(toolUseId)}`;
+}
+
+/**
  * An id cut in the middle to at most `max` characters: the start says what kind of id it is, the end
  * is what tells two ids apart (the random suffix of `sess_20261202T140312_k3f9`, of a `toolu_…` id), so
  * both stay. The full id goes in the link and its title.
@@ -229,4 +251,6 @@ export function registerFilters(env: nunjucks.Environment): void {
   env.addGlobal('fileUrl', fileUrl);
   env.addGlobal('rawUrl', rawUrl);
   env.addGlobal('treeUrl', treeUrl);
+  env.addGlobal('sessionUrl', sessionUrl);
+  env.addGlobal('callUrl', callUrl);
 }

@@ -9,7 +9,8 @@ import { AuditContext, BadRequest, NotFound } from './services/context';
 export interface Page<M extends object = object> {
   /** Express 5 path, e.g. '/commits/:id' or '/files/*path'. */
   path: string;
-  view: string;
+  /** The template, or a choice of template by model (one path serving two kinds of page). */
+  view: string | ((model: M) => string);
   load: (req: Request, ctx: AuditContext) => Promise<M>;
   /** The document title, from the model. */
   title: (model: M) => string;
@@ -26,7 +27,8 @@ export type RouteModule = (router: Router, deps: WebDeps) => void;
 export function registerPage<M extends object>(router: Router, deps: WebDeps, page: Page<M>): void {
   router.get(page.path, async (req, res) => {
     const model = await page.load(req, deps.ctx);
-    renderHtml(res, deps, page.view, { ...model, title: page.title(model) }, req);
+    const view = typeof page.view === 'string' ? page.view : page.view(model);
+    renderHtml(res, deps, view, { ...model, title: page.title(model) }, req);
   });
   router.get(`/api${page.path === '/' ? '' : page.path}`, async (req, res) => {
     res.json(await page.load(req, deps.ctx));
@@ -34,7 +36,10 @@ export function registerPage<M extends object>(router: Router, deps: WebDeps, pa
 }
 
 export function renderHtml(res: Response, deps: WebDeps, view: string, model: object, req: Request): void {
-  const html = deps.views.render(view, { ...model, request: { path: req.path, query: req.query }, now: Date.now() / 1000 });
+  // `search`: the query as sent ('' or '?…'), so "this page as JSON" is the twin of this very page.
+  const at = req.url.indexOf('?');
+  const search = at === -1 ? '' : req.url.slice(at);
+  const html = deps.views.render(view, { ...model, request: { path: req.path, query: req.query, search }, now: Date.now() / 1000 });
   res.type('html').send(html);
 }
 

@@ -72,7 +72,7 @@ export class BlameIndex {
     await this.readTail(); // another process may have extended it
     const record = this.records.get(repoPath);
     if (!record) return undefined;
-    if (!this.history.get(record.rev) || record.origins.some((c) => !this.history.get(c))) return undefined;
+    if (!this.history.get(record.rev) || commitsOf(record).some((c) => !this.history.get(c))) return undefined;
     return record;
   }
 
@@ -229,20 +229,55 @@ function encode(record: BlameRecord): Line {
   return { p: record.path, r: record.rev, o: record.oid, c: commits, l: runs };
 }
 
+/**
+ * A record from its line. Its origins are expanded from the runs only when asked for: loading the file
+ * decodes every line, most of them superseded by later records of the same path (a 1 MiB file of half
+ * a million lines written 24 times would otherwise be 12 million strings put in arrays at every load).
+ */
 function decode(text: string): BlameRecord | null {
+  let line: Line;
   try {
-    const line = JSON.parse(text) as Line;
-    if (typeof line.p !== 'string' || typeof line.r !== 'string' || typeof line.o !== 'string') return null;
-    if (!Array.isArray(line.c) || !Array.isArray(line.l) || line.l.length % 2 !== 0) return null;
-    const origins: string[] = [];
-    for (let k = 0; k < line.l.length; k += 2) {
-      const commit = line.c[line.l[k]];
-      const count = line.l[k + 1];
-      if (typeof commit !== 'string' || !Number.isSafeInteger(count) || count < 1 || origins.length + count > 10_000_000) return null;
-      for (let n = 0; n < count; n++) origins.push(commit);
-    }
-    return { path: line.p, rev: line.r, oid: line.o, origins };
+    line = JSON.parse(text) as Line;
   } catch {
     return null; // a torn or foreign line: that file's blame is replayed instead
   }
+  if (typeof line !== 'object' || line === null) return null;
+  if (typeof line.p !== 'string' || typeof line.r !== 'string' || typeof line.o !== 'string') return null;
+  if (!Array.isArray(line.c) || !Array.isArray(line.l) || line.l.length % 2 !== 0) return null;
+  if (!line.c.every((commit) => typeof commit === 'string')) return null;
+  let total = 0;
+  for (let k = 0; k < line.l.length; k += 2) {
+    const index = line.l[k];
+    const count = line.l[k + 1];
+    if (!Number.isSafeInteger(index) || index < 0 || index >= line.c.length || !Number.isSafeInteger(count) || count < 1) return null;
+    total += count;
+    if (total > 10_000_000) return null;
+  }
+  let origins: string[] | undefined;
+  const record = {
+    path: line.p,
+    rev: line.r,
+    oid: line.o,
+    get origins(): string[] {
+      if (!origins) {
+        origins = [];
+        for (let k = 0; k < line.l.length; k += 2) {
+          const commit = line.c[line.l[k]];
+          for (let n = line.l[k + 1]; n > 0; n--) origins.push(commit);
+        }
+      }
+      return origins;
+    },
+  };
+  distinctCommits.set(record, line.c);
+  return record;
+}
+
+/** The distinct commits of a record's origins (known from its line when decoded; counted otherwise). */
+const distinctCommits = new WeakMap<BlameRecord, string[]>();
+
+function commitsOf(record: BlameRecord): string[] {
+  let commits = distinctCommits.get(record);
+  if (!commits) distinctCommits.set(record, (commits = [...new Set(record.origins)]));
+  return commits;
 }

@@ -59,10 +59,16 @@ export async function blameRevisions(history: HistoryIndex, revisions: Revision[
   const persisted = await persistedStart(history, revisions, source);
   if (persisted && persisted.index > start) ({ index: start, state } = persisted);
   const texts = await readAll(source, revisions.slice(start + 1).map((r) => r.oid));
+  let sliceStart = performance.now();
   for (let k = start + 1; k <= lastIndex; k++) {
     const revision = revisions[k];
     state = advance(state, splitLines(texts[k - start - 1]), revision.entry.commit);
     if (k === lastIndex || k % BLAME_CHECKPOINT_EVERY === 0) source.checkpoints?.set(key(revision), state);
+    // A replay of a large file costs tens of milliseconds a revision: a server answers others in between.
+    if (performance.now() - sliceStart >= 10) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
   }
   // Remember the blame of the file's latest revision, so the next look (any process) is one lookup.
   const last = revisions[lastIndex];

@@ -1,15 +1,17 @@
 import { resolvePath, isValidId } from '../../contract/paths';
-import { blobText, FileDiff, isMemoryFile, unifiedTextDiff } from '../commit-diff';
+import { blobText, FileDiff, isMemoryFile, unifiedTextDiffWithin } from '../commit-diff';
 import { oneLine, CommitMeta } from '../commit-message';
 import { RollbackRefusedError, StaleHeadError } from '../errors';
 import { isIsoTime } from '../points';
 import { MEMORY_ROOT, toRepoPath } from '../git-reader';
 import type { HistoryEntry, HistoryIndex } from '../history-index';
 import type { MemoryStore } from '../memory-store';
+import { PlanStopped, PlanSteps, RollbackBudget, RollbackStop } from './budget';
 import { describeCall, movesOf, RollbackConflict, RollbackPlanner } from './plan';
 import { isKeep, MemoryFiles, normaliseKeeps, readMemoryFiles, writeMemoryTree } from './memory-state';
 
 export type { RollbackConflict, ConflictingCall } from './plan';
+export type { RollbackBudget, RollbackStop } from './budget';
 
 /**
  * Operator rollbacks: revert one call, restore a path, roll back a session, reset to a point. Each is
@@ -29,17 +31,29 @@ export interface RollbackOptions {
   dryRun?: boolean;
   /** Refuse (StaleHeadError) unless HEAD is still this commit — what the operator previewed. */
   expectHead?: string;
+  /**
+   * Limits of the work (the audit UI's previews pass one): a dry run stops when it is spent (status
+   * `stopped`); patches beyond `patchChars` are left out of any outcome (`cut`). Without one, no limit.
+   */
+  budget?: RollbackBudget;
 }
 
 export interface RollbackFileDiff extends FileDiff {
-  /** Unified diff of this file (git style `a/…` `b/…` names). */
+  /** Unified diff of this file (git style `a/…` `b/…` names); '' when `cut`. */
   patch: string;
+  /** The patch was left out: the outcome had spent its budget (`RollbackOptions.budget`) before this file. */
+  cut?: boolean;
+  /** ... or, with `cut`, the two versions differ by more than the budget's `maxEditLength` lines. */
+  tooLarge?: boolean;
 }
 
 export interface RollbackOutcome {
   operation: RollbackOperation;
-  /** committed: written; preview: a dry run with no conflict; conflict: nothing written; unchanged: nothing to do. */
-  status: 'committed' | 'preview' | 'conflict' | 'unchanged';
+  /**
+   * committed: written; preview: a dry run with no conflict; conflict: nothing written; unchanged: nothing
+   * to do; stopped: a dry run that reached its budget before the plan was complete (see `stopped`).
+   */
+  status: 'committed' | 'preview' | 'conflict' | 'unchanged' | 'stopped';
   /** The first line of the commit (e.g. `revert toolu_01…`). */
   title: string;
   /** The HEAD the plan was made against. */
@@ -52,8 +66,12 @@ export interface RollbackOutcome {
   reason: string | null;
   conflicts: RollbackConflict[];
   files: RollbackFileDiff[];
-  /** All file patches, joined: exactly the change the commit makes (or would make). */
+  /** All file patches, joined: exactly the change the commit makes (or would make), unless `patchCut`. */
   patch: string;
+  /** Some files' patches were left out (the budget's `patchChars`, or its time). */
+  patchCut: boolean;
+  /** For status `stopped`: which budget stopped the plan, and how far it got. */
+  stopped: RollbackStop | null;
 }
 
 interface Plan {
@@ -64,27 +82,27 @@ interface Plan {
   after: MemoryFiles;
 }
 
-type Planner = (store: MemoryStore, head: string) => Promise<Plan>;
+type Planner = (store: MemoryStore, head: string, steps: PlanSteps) => Promise<Plan>;
 
 /** Undo one call (tool_use id or commit): a line-level three-way merge with what came after it. */
 export function revert(store: MemoryStore, ref: string, options: RollbackOptions): Promise<RollbackOutcome> {
-  return run(store, 'revert', options, async (s, head) => {
+  return run(store, 'revert', options, async (s, head, steps) => {
     const target = await resolveTarget(s, ref);
     if (target.parent === null) throw new RollbackRefusedError('memgit: the first commit initialises the store and cannot be reverted; use reset');
     if (!target.changes.some((c) => c.path.startsWith(`${MEMORY_ROOT}/`))) {
       throw new RollbackRefusedError(`memgit: ${describeCall(target)} changed no memory file; nothing to revert`);
     }
-    return planReverts(s, head, `revert ${describeCall(target)}`, [target]);
+    return planReverts(s, head, `revert ${describeCall(target)}`, [target], steps);
   });
 }
 
 /** Undo every call of a session, newest first, as one commit. */
 export function rollbackSession(store: MemoryStore, session: string, options: RollbackOptions): Promise<RollbackOutcome> {
-  return run(store, 'rollback-session', options, async (s, head) => {
+  return run(store, 'rollback-session', options, async (s, head, steps) => {
     if (!isValidId(session)) throw new RollbackRefusedError(`memgit: invalid session id ${JSON.stringify(session)}`);
     const calls = s.history.bySession(session).filter((e) => e.toolUseId !== undefined);
     if (calls.length === 0) throw new RollbackRefusedError(`memgit: no calls of session ${session} in this store`);
-    return planReverts(s, head, `rollback-session ${session}`, calls.reverse());
+    return planReverts(s, head, `rollback-session ${session}`, calls.reverse(), steps);
   });
 }
 
@@ -204,13 +222,17 @@ export function reset(store: MemoryStore, to: string, options: RollbackOptions):
   });
 }
 
-async function planReverts(store: MemoryStore, head: string, title: string, targets: HistoryEntry[]): Promise<Plan> {
+async function planReverts(store: MemoryStore, head: string, title: string, targets: HistoryEntry[], steps: PlanSteps): Promise<Plan> {
+  steps.title = title;
+  steps.expect(targets.length);
   const before = await readMemoryFiles(store.objects, await store.commitTree(head));
-  const planner = new RollbackPlanner(store.objects, store.history, new Map(before));
+  const planner = new RollbackPlanner(store.objects, store.history, new Map(before), steps);
   const done = new Set<string>();
   for (const target of targets) {
+    await steps.step();
     await planner.revert(target, done);
     done.add(target.commit);
+    steps.planned++;
   }
   return { title, reverts: targets.map((t) => t.commit), conflicts: planner.conflicts, before, after: planner.files };
 }
@@ -242,25 +264,37 @@ async function run(store: MemoryStore, operation: RollbackOperation, options: Ro
   if (options.dryRun) {
     const head = await store.refreshHead();
     checkHead(head);
-    const planned = await finish(store, plan, head);
-    return outcome(store, operation, planned, head, null, actor, reason, 'preview');
+    const steps = new PlanSteps(options.budget);
+    try {
+      const planned = await finish(store, plan, head, steps);
+      return await outcome(store, operation, planned, head, null, actor, reason, 'preview', steps);
+    } catch (error) {
+      if (!(error instanceof PlanStopped)) throw error;
+      return stoppedOutcome(operation, steps.title || operation, head, actor, reason, error.stop);
+    }
   }
+  // A commit is planned in full (paced, so the process keeps answering); only its patches are bounded.
+  const steps = new PlanSteps(options.budget && { spent: false, patchChars: options.budget.patchChars, maxEditLength: options.budget.maxEditLength });
   // The plan made under the lock, against the HEAD the commit goes on (kept for the outcome).
   const made: { plan?: Plan; head?: string } = {};
   const { commit } = await store.writeCommit(async (head) => {
     checkHead(head);
-    const p = await finish(store, plan, head);
+    const p = await finish(store, plan, head, steps);
     Object.assign(made, { plan: p, head });
     if (p.conflicts.length || !changed(p)) return null;
     const meta: CommitMeta = { title: p.title, actor, reverts: p.reverts, reason };
     const previousTree = (await store.objects.entryAt(await store.commitTree(head), MEMORY_ROOT))?.oid ?? null;
     return { memoryTree: await writeMemoryTree(store.objects, p.after, previousTree), meta, value: null };
   });
-  return outcome(store, operation, made.plan!, made.head!, commit, actor, reason, 'committed');
+  return outcome(store, operation, made.plan!, made.head!, commit, actor, reason, 'committed', steps);
 }
 
-async function finish(store: MemoryStore, plan: Planner, head: string): Promise<Plan> {
-  const p = await plan(store, head);
+function stoppedOutcome(operation: RollbackOperation, title: string, head: string, actor: string, reason: string | undefined, stop: RollbackStop): RollbackOutcome {
+  return { operation, status: 'stopped', title, head, commit: null, reverts: [], actor, reason: reason ?? null, conflicts: [], files: [], patch: '', patchCut: false, stopped: stop };
+}
+
+async function finish(store: MemoryStore, plan: Planner, head: string, steps: PlanSteps): Promise<Plan> {
+  const p = await plan(store, head, steps);
   const keepOid = await store.objects.hashBlob(new Uint8Array(0));
   normaliseKeeps(p.after, keepOid);
   return p;
@@ -284,9 +318,10 @@ async function outcome(
   actor: string,
   reason: string | undefined,
   success: 'committed' | 'preview',
+  steps: PlanSteps,
 ): Promise<RollbackOutcome> {
   const status = p.conflicts.length ? 'conflict' : changed(p) ? success : 'unchanged';
-  const files = status === 'conflict' ? [] : await fileDiffsOf(store, p);
+  const files = status === 'conflict' ? [] : await fileDiffsOf(store, p, steps);
   return {
     operation,
     status,
@@ -299,6 +334,8 @@ async function outcome(
     conflicts: p.conflicts,
     files,
     patch: files.map((f) => f.patch).join(''),
+    patchCut: files.some((f) => f.cut === true),
+    stopped: null,
   };
 }
 
@@ -309,8 +346,12 @@ export function contentsOf(file: RollbackFileDiff): { before: string; after: str
   return contents.get(file);
 }
 
-/** What the plan changes in memory files, with moves paired by content, as unified diffs. */
-async function fileDiffsOf(store: MemoryStore, p: Plan): Promise<RollbackFileDiff[]> {
+/**
+ * What the plan changes in memory files, with moves paired by content, as unified diffs. Patches stop
+ * at the budget's `patchChars` (or, for a dry run, its time): the files after are listed without their
+ * patch and their contents are not read.
+ */
+async function fileDiffsOf(store: MemoryStore, p: Plan, steps: PlanSteps): Promise<RollbackFileDiff[]> {
   const text = (files: MemoryFiles, path: string) => {
     const value = files.get(path);
     return value?.text ?? blobText(store.objects, value?.oid ?? null);
@@ -318,12 +359,25 @@ async function fileDiffsOf(store: MemoryStore, p: Plan): Promise<RollbackFileDif
   const paths = [...new Set([...p.before.keys(), ...p.after.keys()])].filter(isMemoryFile).sort();
   const removed = paths.filter((x) => p.before.has(x) && !p.after.has(x));
   const added = paths.filter((x) => !p.before.has(x) && p.after.has(x));
+  // Files by content, so that pairing a removed file with an added twin costs no search of every file.
+  const group = (list: string[], files: MemoryFiles) => {
+    const byOid = new Map<string, string[]>();
+    for (const x of list) {
+      const oid = files.get(x)!.oid;
+      const same = byOid.get(oid);
+      if (same) same.push(x);
+      else byOid.set(oid, [x]);
+    }
+    return byOid;
+  };
+  const removedByOid = group(removed, p.before);
+  const addedByOid = group(added, p.after);
   const paired = new Set<string>();
   const diffs: FileDiff[] = [];
   for (const gone of removed) {
     const oid = p.before.get(gone)!.oid;
-    const twins = added.filter((a) => p.after.get(a)!.oid === oid && !paired.has(a));
-    if (twins.length === 1 && removed.filter((r) => p.before.get(r)!.oid === oid).length === 1) {
+    const twins = (addedByOid.get(oid) ?? []).filter((a) => !paired.has(a));
+    if (twins.length === 1 && removedByOid.get(oid)!.length === 1) {
       paired.add(twins[0]);
       diffs.push({ status: 'renamed', oldPath: `/${gone}`, newPath: `/${twins[0]}`, oldOid: oid, newOid: oid });
     } else {
@@ -338,11 +392,22 @@ async function fileDiffsOf(store: MemoryStore, p: Plan): Promise<RollbackFileDif
   }
   diffs.sort((a, b) => ((a.newPath ?? a.oldPath)! < (b.newPath ?? b.oldPath)! ? -1 : 1));
   const result: RollbackFileDiff[] = [];
+  let left = steps.patchChars;
   for (const d of diffs) {
+    if (left <= 0 || steps.spent) {
+      result.push({ ...d, patch: '', cut: true });
+      continue;
+    }
+    await steps.pace();
     const before = d.oldPath ? await text(p.before, d.oldPath.slice(1)) : '';
     const after = d.newPath ? await text(p.after, d.newPath.slice(1)) : '';
-    const patch = unifiedTextDiff(d, before, after);
+    const patch = unifiedTextDiffWithin(d, before, after, steps.maxEditLength);
+    if (patch === null) {
+      result.push({ ...d, patch: '', cut: true, tooLarge: true });
+      continue;
+    }
     const file: RollbackFileDiff = { ...d, patch: patch.endsWith('\n') ? patch : `${patch}\n` };
+    left -= file.patch.length;
     contents.set(file, { before, after });
     result.push(file);
   }

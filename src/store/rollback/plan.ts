@@ -2,6 +2,7 @@ import { blobText } from '../commit-diff';
 import { MEMORY_ROOT } from '../git-reader';
 import type { HistoryEntry, HistoryIndex } from '../history-index';
 import { FILE_MODE, FileChange, ObjectStore } from '../objects';
+import { PlanSteps } from './budget';
 import { baseFootprint, changedLines, overlaps, threeWayMerge } from './merge';
 import { isKeep, MemoryFiles } from './memory-state';
 
@@ -27,7 +28,7 @@ export interface RollbackConflict {
   reverting: string;
   /** Virtual path of the file now (`/memories/...`). */
   path: string;
-  kind: 'lines' | 'deleted' | 're-created' | 'modified' | 'moved' | 'path-taken';
+  kind: 'lines' | 'deleted' | 're-created' | 'modified' | 'moved' | 'path-taken' | 'too-large';
   /** The conflicting lines of the current file (1-based, inclusive), for `lines` conflicts. */
   lines?: { from: number; to: number };
   calls: ConflictingCall[];
@@ -63,6 +64,15 @@ function virtualToRepo(virtual: string): string {
  * the revert of a rename moves the file back, later edits and all.
  */
 export function movesOf(entry: HistoryEntry): Move[] {
+  let moves = movesCache.get(entry);
+  if (!moves) movesCache.set(entry, (moves = findMoves(entry)));
+  return moves;
+}
+
+/** Entries never change once indexed: their moves are worked out once (a plan asks for each many times). */
+const movesCache = new WeakMap<HistoryEntry, Move[]>();
+
+function findMoves(entry: HistoryEntry): Move[] {
   const removed = entry.changes.filter((c) => c.oldOid && !c.newOid && isMemoryPath(c.path) && !isKeep(c.path));
   const added = entry.changes.filter((c) => !c.oldOid && c.newOid && isMemoryPath(c.path) && !isKeep(c.path));
   const moves: Move[] = [];
@@ -98,6 +108,8 @@ export class RollbackPlanner {
     private readonly history: HistoryIndex,
     /** The memory being edited; starts as HEAD's. */
     readonly files: MemoryFiles,
+    /** Pacing (and, for a budgeted dry run, the budget) of the plan's steps. */
+    private readonly steps: PlanSteps = new PlanSteps(undefined),
   ) {}
 
   /**
@@ -110,6 +122,7 @@ export class RollbackPlanner {
     for (const move of moves) await this.revertMove(target, move, skip);
     for (const change of target.changes) {
       if (!isMemoryPath(change.path) || moved.has(change.path)) continue;
+      await this.steps.step(); // a commit may change thousands of files (a reset, an import)
       if (isKeep(change.path)) this.set(change.path, change.oldOid); // placeholders are re-normalised at the end
       else await this.revertFile(target, change, skip);
     }
@@ -133,25 +146,40 @@ export class RollbackPlanner {
     else this.files.set(repoPath, { oid, mode });
   }
 
-  /** Follow a file from just after `after` to HEAD through later renames, collecting the calls that touched it. */
-  private track(repoPath: string, after: HistoryEntry, skip: ReadonlySet<string>): { path: string; touches: Touch[] } {
+  /**
+   * Follow a file from just after `after` to HEAD through later renames: where it is now, and (asked for
+   * only when a conflict is reported) the calls that touched it on the way.
+   */
+  private track(repoPath: string, after: HistoryEntry, skip: ReadonlySet<string>): { path: string; touches: () => Touch[] } {
+    let touches: Touch[] | undefined;
+    return {
+      path: this.walk(repoPath, after, skip, null),
+      touches: () => {
+        if (!touches) this.walk(repoPath, after, skip, (touches = []));
+        return touches;
+      },
+    };
+  }
+
+  private walk(repoPath: string, after: HistoryEntry, skip: ReadonlySet<string>, touches: Touch[] | null): string {
     let current = repoPath;
     let since = this.position(after);
-    const touches: Touch[] = [];
     follow: for (;;) {
-      for (const entry of this.history.byPath(current)) {
-        const position = this.position(entry);
-        if (position <= since || skip.has(entry.commit)) continue;
-        const change = entry.changes.find((c) => c.path === current)!;
-        const move = movesOf(entry).find((m) => m.from === current);
-        touches.push({ entry, path: current, oldOid: change.oldOid, newOid: change.newOid, movedTo: move?.to });
+      for (const entry of this.history.byPathAfter(current, since)) {
+        if (skip.has(entry.commit)) continue;
+        // Only renames and operator commits move files (movesOf); every other entry is a plain touch.
+        const move = entry.command === 'rename' || !entry.command ? movesOf(entry).find((m) => m.from === current) : undefined;
+        if (touches) {
+          const change = entry.changes.find((c) => c.path === current)!;
+          touches.push({ entry, path: current, oldOid: change.oldOid, newOid: change.newOid, movedTo: move?.to });
+        }
         if (move) {
           current = move.to;
-          since = position;
+          since = this.position(entry);
           continue follow;
         }
       }
-      return { path: current, touches };
+      return current;
     }
   }
 
@@ -170,28 +198,37 @@ export class RollbackPlanner {
   private async describeCalls(touches: Touch[]): Promise<ConflictingCall[]> {
     const calls: ConflictingCall[] = [];
     for (const t of touches) {
+      await this.steps.step();
       const lines = t.oldOid && t.newOid ? changedLines(await this.text(t.oldOid), await this.text(t.newOid)) : [];
       calls.push({ commit: t.entry.commit, toolUseId: t.entry.toolUseId ?? null, session: t.entry.session ?? null, title: t.entry.title, lines });
     }
     return calls;
   }
 
+  /** The last few texts read: a conflict reads each later version of a file up to four times. */
+  private readonly recentTexts = new Map<string, string>();
+
   private async text(oid: string): Promise<string> {
-    return blobText(this.objects, oid);
+    const known = this.recentTexts.get(oid);
+    if (known !== undefined) return known;
+    const text = await blobText(this.objects, oid);
+    this.recentTexts.set(oid, text);
+    if (this.recentTexts.size > 8) this.recentTexts.delete(this.recentTexts.keys().next().value as string);
+    return text;
   }
 
   private async revertMove(target: HistoryEntry, move: Move, skip: ReadonlySet<string>): Promise<void> {
-    const { path: now, touches } = this.track(move.to, target, skip);
+    const { path: now, touches: touchesOf } = this.track(move.to, target, skip);
     const current = this.files.get(now);
     const who = describeCall(target);
     if (!current) {
       if (this.files.get(move.from)?.oid === move.oid) return; // already moved back
-      const deleters = touches.filter((t) => t.newOid === null && !t.movedTo);
+      const deleters = touchesOf().filter((t) => t.newOid === null && !t.movedTo);
       await this.conflict(target, move.to, 'deleted', deleters, `/${move.to} (moved there by ${who}) was deleted later; nothing to move back to /${move.from}`);
     } else if (now !== move.to) {
-      await this.conflict(target, now, 'moved', touches.filter((t) => t.movedTo), `/${move.to} (moved there by ${who}) was renamed again later, to /${now}`);
+      await this.conflict(target, now, 'moved', touchesOf().filter((t) => t.movedTo), `/${move.to} (moved there by ${who}) was renamed again later, to /${now}`);
     } else if (this.files.has(move.from)) {
-      const { touches: takers } = this.track(move.from, target, skip);
+      const takers = this.track(move.from, target, skip).touches();
       await this.conflict(target, move.from, 'path-taken', takers, `cannot move /${move.to} back to /${move.from}: a later call wrote a file there`);
     } else {
       this.files.delete(now);
@@ -204,22 +241,26 @@ export class RollbackPlanner {
     const current = this.files.get(now) ?? null;
     const currentOid = current?.oid ?? null;
     const who = describeCall(target);
-    const contentTouches = touches.filter((t) => !t.movedTo);
     if (currentOid === change.newOid) return this.set(now, change.oldOid, current?.mode);
     if (currentOid === change.oldOid) return; // already undone
+    const contentTouches = () => touches().filter((t) => !t.movedTo);
     if (change.newOid === null) {
-      return this.conflict(target, now, 're-created', contentTouches, `${who} deleted /${change.path}, and later calls wrote a new file there`);
+      return this.conflict(target, now, 're-created', contentTouches(), `${who} deleted /${change.path}, and later calls wrote a new file there`);
     }
     if (current === null) {
-      const deleters = contentTouches.filter((t) => t.newOid === null);
+      const deleters = contentTouches().filter((t) => t.newOid === null);
       return this.conflict(target, now, 'deleted', deleters, `${who} changed /${change.path}, and later calls deleted it`);
     }
     if (change.oldOid === null) {
-      return this.conflict(target, now, 'modified', contentTouches, `${who} created /${change.path}, and later calls changed it; deleting it would lose their changes`);
+      return this.conflict(target, now, 'modified', contentTouches(), `${who} created /${change.path}, and later calls changed it; deleting it would lose their changes`);
     }
     const base = await this.text(change.newOid);
     const ours = current.text ?? (await this.text(current.oid));
     const merged = threeWayMerge(base, ours, await this.text(change.oldOid));
+    if (!merged.clean && merged.tooLarge) {
+      const message = `${who} changed /${change.path}, and later calls changed it too; the versions differ in ${merged.lines} lines around the changes, too many to merge line by line. Restore the file at a point instead, or revert the later calls first`;
+      return this.conflict(target, now, 'too-large', contentTouches(), message);
+    }
     if (merged.clean) {
       if (merged.text !== ours) {
         const oid = await this.objects.hashBlob(Buffer.from(merged.text, 'utf8'));
@@ -227,10 +268,12 @@ export class RollbackPlanner {
       }
       return;
     }
+    const later = contentTouches();
     for (const region of merged.conflicts) {
       const culprits: Touch[] = [];
-      for (const t of contentTouches) {
+      for (const t of later) {
         if (!t.oldOid || !t.newOid) continue;
+        await this.steps.step();
         const footprint = baseFootprint(base, await this.text(t.oldOid), await this.text(t.newOid));
         if (footprint.some((range) => overlaps(range, region.base))) culprits.push(t);
       }
@@ -238,7 +281,7 @@ export class RollbackPlanner {
       const from = region.ours.start + 1;
       const to = Math.max(region.ours.end, from);
       const message = `later calls changed the lines that ${who} changed (${to > from ? `lines ${from}-${to}` : `line ${from}`} of the file now)`;
-      await this.conflict(target, now, 'lines', culprits.length ? culprits : contentTouches, message, { from, to });
+      await this.conflict(target, now, 'lines', culprits.length ? culprits : later, message, { from, to });
     }
   }
 }

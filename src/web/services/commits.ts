@@ -1,6 +1,7 @@
 import { isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import { touchesPath } from '../../store/history/touches-path';
+import { Pacer } from './budget';
 import { AuditContext, BadRequest, CommitSummary, summarise, textOf } from './context';
 import { lineStats } from './diff-view';
 import { FlagBadge, flaggedPositions, flagsOf } from './flags';
@@ -122,7 +123,9 @@ export async function listCommits(
   let scanned = 0;
   let lastScanned: number | null = null;
   let stoppedEarly = false;
+  const pacer = new Pacer();
   for (const position of positions) {
+    await pacer.pace(); // the text filter reads and counts: other requests are answered between slices
     if (scanned >= SCAN_LIMIT || Date.now() > deadline) {
       stoppedEarly = true;
       break;

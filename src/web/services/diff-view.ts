@@ -2,7 +2,7 @@ import { structuredPatch } from 'diff';
 import { FileDiff, fileDiffs, oneSidedPatch, trimCommonLines } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import { commitLineCounts } from '../../store/history/facts';
-import { DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH } from '../../store/history/line-stats';
+import { beyondEditLength, DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH } from '../../store/history/line-stats';
 import { displayCost, hasHidden } from '../filters';
 import { MAX_PAGE_DIFF_CHARS } from './budget';
 import { AuditContext, textOf } from './context';
@@ -60,6 +60,8 @@ export interface FileDiffView {
   hidden: boolean;
   /** Left out entirely: the page had spent its diff budget before this file. */
   omitted?: boolean;
+  /** Not diffed at all (left out before its contents were read): `added` and `removed` are not known. */
+  statsUnknown?: boolean;
 }
 
 /** Markup around one diff line (row, cells, numbers), in characters, for the page budget. */
@@ -137,10 +139,13 @@ export function compareTexts(before: string, after: string): Comparison {
   if ((before === '' || after === '') && before !== after) return oneSidedComparison(before, after, noFinalNewline, hidden);
   const oneSided = oneSidedPatch('a', 'b', before, after);
   const trimmed = oneSided ? { before: '', after: '', skippedLines: 0 } : trimCommonLines(before, after, CONTEXT_LINES);
-  const patch = before === after ? { hunks: [] } : oneSided ?? structuredPatch('a', 'b', trimmed.before, trimmed.after, undefined, undefined, {
-    context: CONTEXT_LINES,
-    maxEditLength: MAX_EDIT_LENGTH,
-  });
+  const patch =
+    before === after
+      ? { hunks: [] }
+      : oneSided ??
+        (beyondEditLength(trimmed.before, trimmed.after, MAX_EDIT_LENGTH)
+          ? undefined
+          : structuredPatch('a', 'b', trimmed.before, trimmed.after, undefined, undefined, { context: CONTEXT_LINES, maxEditLength: MAX_EDIT_LENGTH }));
   if (patch) {
     for (const hunk of patch.hunks) {
       hunk.oldStart += trimmed.skippedLines;

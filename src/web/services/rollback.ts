@@ -1,7 +1,8 @@
 import { revertedBy as revertedByIndex } from '../../history/reverts';
 import { AmbiguousPointError, AmbiguousRefError, CommitNotFoundError, InvalidPointError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
-import { contentsOf, RollbackOptions, RollbackOutcome } from '../../store/rollback';
-import { MAX_PAGE_DIFF_CHARS } from './budget';
+import { DIFF_MAX_EDIT_LENGTH } from '../../store/history/line-stats';
+import { contentsOf, RollbackBudget, RollbackFileDiff, RollbackOptions, RollbackOutcome } from '../../store/rollback';
+import { MAX_PAGE_DIFF_CHARS, WorkBudget, yieldToLoop } from './budget';
 import { AuditContext, BadRequest, CommitSummary, entryFor, NotFound, summarise } from './context';
 import { compareTexts, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
 
@@ -21,6 +22,32 @@ export type RollbackAction =
 export const ROLLBACK_KINDS: readonly RollbackKind[] = ['revert', 'restore', 'session', 'reset'];
 
 const MAX_PARAM_LENGTH = 2048;
+
+/**
+ * What one rollback request may cost (docs/reliability.md). A preview (the confirmation page, the GET
+ * twin, a POST with dryRun) plans at most `calls` undone calls and for at most `millis`; past either it
+ * answers with status `stopped` and says how far it got, and the page offers the CLI instead of a
+ * confirm button. Every outcome, previews and commits alike, carries at most `patchChars` of patches,
+ * and a file whose versions differ by more than `maxEditLength` lines gets no patch.
+ */
+export const ROLLBACK_BUDGETS = {
+  millis: 2000,
+  calls: 1000,
+  patchChars: MAX_PAGE_DIFF_CHARS / 2,
+  maxEditLength: DIFF_MAX_EDIT_LENGTH,
+} as const;
+
+export function rollbackBudget(): RollbackBudget {
+  const time = new WorkBudget(ROLLBACK_BUDGETS.millis);
+  return {
+    get spent() {
+      return time.spent;
+    },
+    calls: ROLLBACK_BUDGETS.calls,
+    patchChars: ROLLBACK_BUDGETS.patchChars,
+    maxEditLength: ROLLBACK_BUDGETS.maxEditLength,
+  };
+}
 
 function param(params: Record<string, unknown>, name: string): string {
   const value = params[name];
@@ -50,9 +77,13 @@ export function actionParams(action: RollbackAction): Record<string, string> {
   return rest as Record<string, string>;
 }
 
-/** Run (or with dryRun, preview) an action; the store's refusals become 400/404 for the pages. */
-export async function runAction(ctx: AuditContext, action: RollbackAction, options: RollbackOptions): Promise<RollbackOutcome> {
+/**
+ * Run (or with dryRun, preview) an action within the request's budget (ROLLBACK_BUDGETS, unless
+ * `options.budget` names another); the store's refusals become 400/404 for the pages.
+ */
+export async function runAction(ctx: AuditContext, action: RollbackAction, given: RollbackOptions): Promise<RollbackOutcome> {
   const store = ctx.store;
+  const options: RollbackOptions = { ...given, budget: given.budget ?? rollbackBudget() };
   try {
     switch (action.kind) {
       case 'revert':
@@ -74,14 +105,21 @@ export async function runAction(ctx: AuditContext, action: RollbackAction, optio
 
 export { StaleHeadError };
 
-/** A rollback outcome as JSON: patches cut to the page's diff budget, and `truncated` saying so. */
-export type BoundedOutcome = RollbackOutcome & { truncated: boolean };
+/**
+ * A rollback outcome as JSON: patches cut to the page's diff budget, the undone commits listed up to
+ * MAX_REVERTS_LISTED (a reset across 100,000 commits would list 4 MB of ids), and `truncated` saying
+ * that something was left out; `revertsLeftOut` counts the commits not listed.
+ */
+export type BoundedOutcome = RollbackOutcome & { truncated: boolean; revertsLeftOut: number };
+
+export const MAX_REVERTS_LISTED = 1000;
 
 export function boundedOutcome(outcome: RollbackOutcome, bytes = MAX_PAGE_DIFF_CHARS / 2): BoundedOutcome {
   // In bytes of JSON: the patches appear twice (per file and joined), and a character may take 3 bytes.
   let left = bytes;
-  let truncated = false;
+  let truncated = outcome.patchCut;
   const files = outcome.files.map((file) => {
+    if (file.cut) return { ...file, patch: leftOutPatch(file) };
     const size = Buffer.byteLength(file.patch, 'utf8');
     if (size <= left) {
       left -= size;
@@ -93,7 +131,40 @@ export function boundedOutcome(outcome: RollbackOutcome, bytes = MAX_PAGE_DIFF_C
     left = 0;
     return { ...file, patch: `${cut}\\ memgit: patch cut here (response budget); the CLI prints the whole diff\n` };
   });
-  return { ...outcome, files, patch: truncated ? files.map((f) => f.patch).join('') : outcome.patch, truncated };
+  const revertsLeftOut = Math.max(0, outcome.reverts.length - MAX_REVERTS_LISTED);
+  return {
+    ...outcome,
+    reverts: revertsLeftOut ? outcome.reverts.slice(0, MAX_REVERTS_LISTED) : outcome.reverts,
+    revertsLeftOut,
+    files,
+    patch: truncated ? files.map((f) => f.patch).join('') : outcome.patch,
+    truncated: truncated || revertsLeftOut > 0,
+  };
+}
+
+/** What stands for a patch the outcome left out. */
+function leftOutPatch(file: RollbackFileDiff): string {
+  const name = file.newPath ?? file.oldPath;
+  const why = file.tooLarge ? 'the two versions differ too much to diff within the budget' : 'response budget';
+  return `\\ memgit: patch of ${name} left out (${why}); the CLI prints the whole diff\n`;
+}
+
+/** The CLI command that previews an action in full (a stopped preview points there). */
+export function cliPreview(action: RollbackAction): string {
+  switch (action.kind) {
+    case 'revert':
+      return `memgit revert ${shellWord(action.ref)} --dry-run`;
+    case 'restore':
+      return `memgit restore ${shellWord(action.path)} --at ${shellWord(action.at)} --dry-run`;
+    case 'session':
+      return `memgit rollback-session ${shellWord(action.session)} --dry-run`;
+    case 'reset':
+      return `memgit reset --to ${shellWord(action.to)} --dry-run`;
+  }
+}
+
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_.:/@=+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 export interface ConfirmModel {
@@ -105,6 +176,9 @@ export interface ConfirmModel {
   diffs: FileDiffView[];
   /** Conflicting calls, summarised for links. */
   conflictCalls: Record<string, CommitSummary>;
+  /** The CLI command that previews the action in full (shown when the preview stopped). */
+  cli: string;
+  budgets: typeof ROLLBACK_BUDGETS;
 }
 
 /** The confirmation page's model: the exact diff the action would commit now, or its conflicts. */
@@ -118,11 +192,18 @@ export async function describe(ctx: AuditContext, action: RollbackAction, outcom
     action.kind === 'revert' ? action.ref : action.kind === 'restore' ? action.at : action.kind === 'reset' ? targetOfReset(ctx, outcome) : null;
   const target = targetRef ? summarise(ctx, await entryFor(ctx, targetRef)) : null;
   const budget = pageDiffBudget();
-  const diffs = outcome.files.map((file) => {
-    const texts = contentsOf(file) ?? { before: '', after: '' };
-    const { patch: _patch, ...diff } = file;
-    return withinBudget({ ...diff, ...compareTexts(texts.before, texts.after) }, budget);
-  });
+  const diffs: FileDiffView[] = [];
+  for (const file of outcome.files) {
+    const texts = contentsOf(file);
+    const { patch: _patch, cut: _cut, tooLarge, ...diff } = file;
+    if (!texts || budget.left <= 0) {
+      // Left out by the outcome's budget (its contents were never read), or past the page's: not diffed.
+      diffs.push({ ...diff, added: 0, removed: 0, hunks: [], truncated: true, tooLarge: tooLarge === true, noFinalNewline: false, hidden: false, omitted: tooLarge !== true, statsUnknown: true });
+      continue;
+    }
+    diffs.push(withinBudget({ ...diff, ...compareTexts(texts.before, texts.after) }, budget));
+    await yieldToLoop();
+  }
   const conflictCalls: Record<string, CommitSummary> = {};
   for (const c of outcome.conflicts) {
     for (const call of c.calls) {
@@ -130,7 +211,7 @@ export async function describe(ctx: AuditContext, action: RollbackAction, outcom
       if (entry) conflictCalls[call.commit] = summarise(ctx, entry);
     }
   }
-  return { action, params: actionParams(action), target, outcome, diffs, conflictCalls };
+  return { action, params: actionParams(action), target, outcome, diffs, conflictCalls, cli: cliPreview(action), budgets: ROLLBACK_BUDGETS };
 }
 
 /** A reset names its point as a time, id or commit; the point is the commit just before the undone ones. */
