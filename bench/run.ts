@@ -8,7 +8,8 @@
  *   MEMGIT_BENCH_SERVER_STORES / _CLIENTS / _SECONDS (100 / 8 / 60; SECONDS=0 skips the server section)
  *   MEMGIT_BENCH_REPLICATION_SECONDS (30; 0 skips), MEMGIT_BENCH_REPLICATION_COMMITS (10,000: clone and open)
  *   MEMGIT_BENCH_REDACTION_COMMITS (10,000; 0 skips the redaction section)
- * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store.
+ * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store, and the heaviest
+ * pages of the hostile stores of issue 19 (bench/hostile-pages.ts): worst time and size.
  *
  * Write side: for each store size, the same cycle of calls (create, view, str_replace, insert, rename,
  * delete on a new file, and an insert into an existing file) through memgit's store.execute (durable:
@@ -37,6 +38,7 @@ import { benchServer, killUnderLoad, renderServerSection } from './server';
 import { benchReplication, renderReplication } from './replication';
 import { benchRedaction, renderRedaction } from './redaction';
 import { benchCallLog, renderCallLog } from './call-log';
+import { hostilePages, renderHostilePages } from './hostile-pages';
 
 interface Options {
   sizes: number[];
@@ -555,6 +557,9 @@ async function main(): Promise<void> {
   // The call log's cost to a read (bench/call-log.ts): views with the log on and off, interleaved.
   log('call log: a view with the log on vs off');
   const callLogSection = renderCallLog(await benchCallLog({ cacheDir: CACHE, commits: 1000, files: Math.min(1000, readFiles), views: opts.quick ? 100 : 500, log }));
+  // The audit UI under hostile load (bench/hostile-pages.ts): the heaviest pages of issue 19's stores.
+  log('hostile pages: the heaviest pages of the hostile stores, over HTTP');
+  const hostileSection = renderHostilePages(await hostilePages({ cacheDir: CACHE, reps: opts.quick ? 2 : 5, log }));
   const serverSection = serverOpts.seconds > 0 ? renderServerSection(await benchServer(serverOpts, log), await killUnderLoad(serverOpts, log)) : '';
   // Replication (bench/replication.ts): push lag under a steady 20 calls/s, clone and open a big store.
   const replicationSeconds = Number(process.env.MEMGIT_BENCH_REPLICATION_SECONDS ?? (opts.quick ? 5 : 30));
@@ -575,7 +580,7 @@ async function main(): Promise<void> {
   const redactionSection = redactionCommits > 0 ? renderRedaction(await benchRedaction({ commits: redactionCommits, cacheDir: CACHE, log })) : '';
   const report =
     render(opts, writes, flat, reads, disk, (now() - started) / 1000) +
-    [callLogSection, serverSection, replicationSection, redactionSection].filter(Boolean).map((section) => `\n${section}`).join('');
+    [callLogSection, hostileSection, serverSection, replicationSection, redactionSection].filter(Boolean).map((section) => `\n${section}`).join('');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);
