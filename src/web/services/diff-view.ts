@@ -18,6 +18,13 @@ export const MAX_LINE_CHARS = 4000;
 // Shared with the history index's line counts (lineChangeCounts), so the two always agree.
 const MAX_EDIT_LENGTH = DIFF_MAX_EDIT_LENGTH;
 const CONTEXT_LINES = DIFF_CONTEXT_LINES;
+/**
+ * And a time bound: an edit distance under the bound can still cost seconds when most lines are shared
+ * but reordered (two 6,000-line versions of the same lines shuffled: about 2 s of Myers search, on the main
+ * thread). A page gives such a pair up as "too large" rather than stall every other request; only pages
+ * are bounded this way, never the line counts the history index records (those must not depend on load).
+ */
+export const DIFF_MAX_MILLIS = 250;
 
 export type LineKind = 'add' | 'del' | 'ctx';
 
@@ -145,7 +152,7 @@ export function compareTexts(before: string, after: string): Comparison {
       : oneSided ??
         (beyondEditLength(trimmed.before, trimmed.after, MAX_EDIT_LENGTH)
           ? undefined
-          : structuredPatch('a', 'b', trimmed.before, trimmed.after, undefined, undefined, { context: CONTEXT_LINES, maxEditLength: MAX_EDIT_LENGTH }));
+          : structuredPatch('a', 'b', trimmed.before, trimmed.after, undefined, undefined, { context: CONTEXT_LINES, maxEditLength: MAX_EDIT_LENGTH, timeout: DIFF_MAX_MILLIS }));
   if (patch) {
     for (const hunk of patch.hunks) {
       hunk.oldStart += trimmed.skippedLines;
