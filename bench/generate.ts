@@ -96,6 +96,10 @@ export async function ensureStore(dir: string, commits: number, files: number, l
   // computes in the background after a cold open).
   log(`  computing the history index's facts for ${commits} commits…`);
   await store.history.backfillFacts();
+  // And its flags scanned through HEAD, as in a store memgit wrote (each call is scanned after it is
+  // acknowledged): otherwise the scan of all history runs in the background of every timing after it.
+  log(`  scanning ${commits} commits for likely secrets (flags)…`);
+  await store.flags.catchUp(store.history);
   await store.close();
   fs.writeFileSync(done, '');
   log(`  built in ${((Date.now() - began) / 1000).toFixed(0)} s`);

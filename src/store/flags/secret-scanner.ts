@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -18,7 +19,14 @@ const WORKER_SOURCE = `
 (async () => {
   const { parentPort, workerData } = await import('node:worker_threads');
   const { pathToFileURL } = await import('node:url');
-  const ready = Promise.all([import(pathToFileURL(workerData.core).href), import(pathToFileURL(workerData.preset).href)]);
+  const ready = Promise.all([workerData.core, workerData.preset, workerData.profiler].map((file) => import(pathToFileURL(file).href)));
+  // secretlint's profiler marks every step of every lint in the process-wide performance timeline, keeps
+  // every mark and searches all of them at each new one: each scan cost more than the one before (63 ms a
+  // commit after 10,000 in one process) and memory grew without bound. Nothing here reads the profile, so
+  // it gets a timeline that keeps nothing.
+  ready.then(([, , { secretLintProfiler }]) => {
+    secretLintProfiler.perf = { mark() {}, measure() {} };
+  }, () => undefined);
   parentPort.on('message', async ({ id, text }) => {
     try {
       const [core, preset] = await ready;
@@ -53,7 +61,12 @@ export class SecretScanner {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { core: require.resolve('@secretlint/core'), preset: require.resolve('@secretlint/secretlint-rule-preset-recommend') },
+      workerData: {
+        core: require.resolve('@secretlint/core'),
+        preset: require.resolve('@secretlint/secretlint-rule-preset-recommend'),
+        // The profiler instance @secretlint/core itself imports.
+        profiler: require.resolve('@secretlint/profiler', { paths: [path.dirname(require.resolve('@secretlint/core'))] }),
+      },
     });
     worker.on('message', (message: { id: number; findings?: SecretFinding[]; error?: string }) => {
       const waiter = this.pending.get(message.id);
