@@ -6,7 +6,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { startServer, RunningServer } from '../../src/web/server';
 import { buildDemoStore } from '../../src/agent/demo/build';
 import { INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../src/agent/demo/transcript';
@@ -17,7 +18,6 @@ import { buildFixture, Fixture, HOSTILE_NAMES, HOSTILE_SESSION, removeFixture, X
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type InPage = any;
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? '/usr/bin/chromium';
 const TEMP_SHOTS = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-shots-'));
 /** The README's screenshots are refreshed with MEMGIT_SCREENSHOTS=1; normal runs write to a temp folder. */
 const DOC_SHOTS = process.env.MEMGIT_SCREENSHOTS ? path.resolve(__dirname, '../../docs/screenshots') : TEMP_SHOTS;
@@ -33,10 +33,7 @@ const pageErrors: string[] = [];
 beforeAll(async () => {
   fixture = await buildFixture();
   server = await startServer({ store: fixture.store, port: 0, log: () => undefined });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1366, height: 860 } });
   // Runs before any page script, outside the page's CSP: records every violation the browser reports.
   await context.addInitScript(() => {

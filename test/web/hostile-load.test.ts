@@ -8,7 +8,8 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { MemoryStore } from '../../src/store/memory-store';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import { addBigFile, addZeroWidthFiles, BIG_LINES, BIG_SESSION, forgeCall, ZERO_WIDTH_SESSION } from './hostile-stores';
@@ -29,7 +30,6 @@ const LIGHT_REQUEST_MS = 5000;
 const TOKEN = 'hostile-load-operator-token-5150';
 const REVISIONS = 24;
 const ZERO_WIDTH_FILES = 20;
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? '/usr/bin/chromium';
 
 let dir: string;
 let victim: string;
@@ -216,7 +216,7 @@ describe('an id that spells a commit id', () => {
   });
 
   it('in Chromium, "Revert this call" on the real commit previews reverting the real call, not the impostor', async () => {
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    const browser: Browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const errors: string[] = [];
@@ -236,7 +236,7 @@ describe('an id that spells a commit id', () => {
   });
 
   it('in Chromium, the zero-width session and the big file render with their budget notices', async () => {
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    const browser: Browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const errors: string[] = [];

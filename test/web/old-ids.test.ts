@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { MemoryStore } from '../../src/store/memory-store';
 import { rollbackRoutes } from '../../src/web/routes/rollback';
 import { RunningServer, startServer } from '../../src/web/server';
@@ -17,7 +18,6 @@ import { forgeCall } from './hostile-stores';
 
 jest.setTimeout(120_000);
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? '/usr/bin/chromium';
 const TOKEN = 'old-ids-operator-token-7f3a9c21e4b8';
 
 let dir: string;
@@ -45,10 +45,7 @@ beforeAll(async () => {
   expect(store.history.bySession('..').length).toBe(2);
   expect(store.history.bySession('.').length).toBe(1);
   server = await startServer({ store, port: 0, log: () => undefined, routes: [rollbackRoutes({ token: TOKEN })] });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -8,13 +8,13 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { startServer, RunningServer } from '../../src/web/server';
 import { rollbackRoutes } from '../../src/web/routes/rollback';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { buildShowcase, SHOWCASE_SESSIONS } from './showcase';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? '/usr/bin/chromium';
 const TOKEN = 'redaction-browser-operator-token-8086';
 const SHOTS = process.env.MEMGIT_SCREENSHOTS ? path.resolve(__dirname, '../../docs/screenshots') : null;
 /** Shaped like an Anthropic API key, so secretlint's recommended rules flag the call that wrote it. */
@@ -40,10 +40,7 @@ beforeAll(async () => {
   await store.flags.idle();
   await store.flags.catchUp(store.history);
   server = await startServer({ store, port: 0, log: () => undefined, routes: [rollbackRoutes({ token: TOKEN })] });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

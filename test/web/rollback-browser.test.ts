@@ -8,13 +8,13 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { startServer, RunningServer } from '../../src/web/server';
 import { rollbackRoutes } from '../../src/web/routes/rollback';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { buildShowcase, FALSE_FACT } from './showcase';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? '/usr/bin/chromium';
 const TOKEN = 'browser-test-operator-token-42';
 const SHOTS = process.env.MEMGIT_SCREENSHOTS ? path.resolve(__dirname, '../../docs/screenshots') : null;
 
@@ -27,10 +27,7 @@ let browser: Browser;
 beforeAll(async () => {
   ({ store, dir, falseFactCall } = await buildShowcase());
   server = await startServer({ store, port: 0, log: () => undefined, routes: [rollbackRoutes({ token: TOKEN })] });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

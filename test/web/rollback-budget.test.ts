@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Browser, BrowserContext, chromium } from 'playwright-core';
+import { Browser, BrowserContext } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { rollbackRoutes } from '../../src/web/routes/rollback';
 import { RunningServer, startServer } from '../../src/web/server';
@@ -19,7 +20,6 @@ import { fastImportStore, LONG_SESSION, longSessionCalls, manyFileCalls } from '
 
 jest.setTimeout(300_000);
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? '/usr/bin/chromium';
 const TOKEN = 'rollback-budget-operator-token-c0ffee42';
 /** Bytes of any one response (as in hostile-load.test.ts and docs/reliability.md). */
 const RESPONSE_BUDGET_BYTES = 4 * 1024 * 1024;
@@ -55,10 +55,7 @@ beforeAll(async () => {
   store = await fastImportStore(dir, calls());
   await store.history.backfillFacts(); // as a store memgit wrote itself (no background work during the test)
   server = await startServer({ store, port: 0, log: () => undefined, routes: [rollbackRoutes({ token: TOKEN })] });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
   operator = await browser.newContext();
   const page = await operator.newPage();
   await page.goto(`${server.url}/login`);
