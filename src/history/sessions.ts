@@ -32,8 +32,12 @@ export interface SessionStats {
 /** Every session, most recently active first; `calls` is the call log (`store.callLog.read()`), if read. */
 export function sessionStats(history: HistoryIndex, calls: readonly CallEntry[] = []): SessionStats[] {
   const logged = new Map<string, { reads: number; failed: number; first: number; last: number }>();
+  /** The latest logged call of each session, writes included, in milliseconds. */
+  const latestMs = new Map<string, number>();
   for (const call of calls) {
-    if (call.kind === 'write' || !isNewId(call.session)) continue; // a session id the store refused names no session
+    if (!isNewId(call.session)) continue; // a session id the store refused names no session
+    latestMs.set(call.session, Math.max(latestMs.get(call.session) ?? 0, call.time));
+    if (call.kind === 'write') continue;
     const seen = logged.get(call.session) ?? { reads: 0, failed: 0, first: call.time, last: call.time };
     if (call.kind === 'read') seen.reads += 1;
     else seen.failed += 1;
@@ -47,8 +51,9 @@ export function sessionStats(history: HistoryIndex, calls: readonly CallEntry[] 
     logged.delete(id);
     return {
       id,
-      // Commit times have whole seconds: the end of that second (as listCalls places a write after its reads).
-      lastMs: entries[entries.length - 1].time * 1000 + 999,
+      // Commit times have whole seconds; the call log has the milliseconds, writes included. Without it, the
+      // end of the commit's second (as listCalls places a write after its reads).
+      lastMs: Math.max(latestMs.get(id) ?? entries[entries.length - 1].time * 1000 + 999, entries[entries.length - 1].time * 1000),
       lastPosition: history.position(entries[entries.length - 1].commit) ?? 0,
       first: entries[0].time,
       last: entries[entries.length - 1].time,
