@@ -124,8 +124,7 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     id,
     calls: entries.length,
     logOnly: false,
-    reads: allCalls.filter((c) => c.kind === 'read').length,
-    failed: allCalls.filter((c) => c.kind === 'failed').length,
+    ...fromTheLogs(allCalls, records),
     first: summarise(ctx, entries[0]),
     last: summarise(ctx, entries[entries.length - 1]),
     before: entries[0].parent,
@@ -137,11 +136,19 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
     combinedTruncated: truncated,
     eventsBefore: timeline.before,
     eventsOmitted: timeline.omitted,
+    flags: flagsOf(ctx, page.map((c) => c.commit)),
+  };
+}
+
+/** What a session page shows from the call log and the timeline, whether or not the session committed. */
+function fromTheLogs(allCalls: Awaited<ReturnType<typeof listCalls>>, records: Awaited<ReturnType<AuditContext['store']['timeline']['forSession']>>) {
+  return {
+    reads: allCalls.filter((c) => c.kind === 'read').length,
+    failed: allCalls.filter((c) => c.kind === 'failed').length,
     compactions: records.filter((r) => r.kind === 'compaction').length,
     clears: records.filter((r) => r.kind === 'context_cleared').length,
     allCalls: allCalls.slice(0, MAX_ALL_CALLS),
     allCallsTruncated: allCalls.length > MAX_ALL_CALLS,
-    flags: flagsOf(ctx, page.map((c) => c.commit)),
   };
 }
 
@@ -160,8 +167,7 @@ async function logOnlySessionPage(ctx: AuditContext, id: string, from: number): 
     id,
     calls: 0,
     logOnly: true,
-    reads: allCalls.filter((c) => c.kind === 'read').length,
-    failed: allCalls.filter((c) => c.kind === 'failed').length,
+    ...fromTheLogs(allCalls, records),
     first: null,
     last: null,
     before: null,
@@ -173,10 +179,6 @@ async function logOnlySessionPage(ctx: AuditContext, id: string, from: number): 
     combinedTruncated: false,
     eventsBefore: timeline.before,
     eventsOmitted: timeline.omitted,
-    compactions: records.filter((r) => r.kind === 'compaction').length,
-    clears: records.filter((r) => r.kind === 'context_cleared').length,
-    allCalls: allCalls.slice(0, MAX_ALL_CALLS),
-    allCallsTruncated: allCalls.length > MAX_ALL_CALLS,
     flags: {}, // no commits, so nothing a write flagged
   };
 }
