@@ -707,7 +707,7 @@ export class MemoryStore {
   private async moveBranch(commit: string): Promise<void> {
     const refFile = path.join(this.gitdir, 'refs', 'heads', STORE_BRANCH);
     try {
-      await this.durableFs.writeFileAfter(refFile, `${commit}\n`, this.durableFs.flush());
+      await this.durableFs.writeFileAfterFlush(refFile, `${commit}\n`);
     } catch (error) {
       // A rename reported as failed may still have happened: the disk decides whether the call applied.
       const now = await fs.promises.readFile(refFile, 'utf8').then((text) => text.trim(), () => null);
@@ -725,11 +725,36 @@ export class MemoryStore {
     const first = links[0];
     const last = links[links.length - 1];
     let changes: FileChange[] | null = null;
+    let durable: Promise<[PromiseSettledResult<void>, PromiseSettledResult<void>]> | null = null;
     try {
       changes = await diffTrees(this.objects, first.parentTree, last.tree);
-      // The ref's directory entry is fsynced while the working tree and index are projected: until both
-      // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
-      const [refSynced, projected] = await Promise.allSettled([this.durableFs.flush(), this.worktree.apply(changes)]);
+      // The working tree and index are written first, then fsynced in one round with the ref's directory
+      // (creating and renaming files while an fsync is in flight waits for it). Until that round is done
+      // the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
+      const refDirs = this.durableFs.takeTouchedDirs();
+      const projection = await this.worktree.project(changes).then((written) => ({ written }), (error: unknown) => ({ error }));
+      durable = Promise.allSettled([
+        this.durableFs.syncDirs(refDirs),
+        'error' in projection ? Promise.reject(projection.error) : this.durableFs.syncDeferred(projection.written),
+      ]);
+    } catch (error) {
+      failures.push(describeError(error));
+    }
+    if (changes) {
+      // In memory at once (a retry of this tool_use id is recognised); the file is healed if the append fails.
+      // A chain's commits are recorded one by one, each with its own changes (a failure here is caught up
+      // from git by the next refreshHead). Done while the fsyncs above are under way.
+      try {
+        for (const link of links) {
+          const own = links.length === 1 ? changes : await diffTrees(this.objects, link.parentTree, link.tree);
+          await this.history.record(makeEntry(link.commit, link.parent, timestamp, link.meta, own, link.tree));
+        }
+      } catch (error) {
+        failures.push(`history append: ${describeError(error)}`);
+      }
+    }
+    if (durable) {
+      const [refSynced, projected] = await durable;
       if (refSynced.status === 'rejected') failures.push(`ref directory fsync: ${describeError(refSynced.reason)}`);
       if (projected.status === 'rejected') {
         // A transient failure, or a working tree someone changed (a link where a folder was): rebuild the
@@ -738,21 +763,6 @@ export class MemoryStore {
           (repaired) => this.log(`rebuilt the working tree after commit ${last.commit} (${describeError(projected.reason)}): ${repaired.length} change(s)`),
           (error: unknown) => failures.push(`working tree: ${describeError(projected.reason)}; rebuild: ${describeError(error)}`),
         );
-      }
-    } catch (error) {
-      failures.push(describeError(error));
-    }
-    if (changes) {
-      // In memory at once (a retry of this tool_use id is recognised); the file is healed if the append fails.
-      // A chain's commits are recorded one by one, each with its own changes (a failure here is caught up
-      // from git by the next refreshHead).
-      try {
-        for (const link of links) {
-          const own = links.length === 1 ? changes : await diffTrees(this.objects, link.parentTree, link.tree);
-          await this.history.record(makeEntry(link.commit, link.parent, timestamp, link.meta, own, link.tree));
-        }
-      } catch (error) {
-        failures.push(`history append: ${describeError(error)}`);
       }
     }
     if (failures.length === 0) {
