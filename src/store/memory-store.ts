@@ -21,6 +21,7 @@ import { NewTimelineEvent, Timeline, TimelineRecord } from './timeline';
 import { KEEP_FILE, TreeDraft } from './tree-draft';
 import { createMemoryTool, MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, ToolErrorClass } from './memory-tool';
 import { Worktree } from './worktree';
+import { resolveHead } from './head-ref';
 import { WriteLock } from './write-lock';
 import { CallLog, callEntry, DEFAULT_CALL_LOG_MAX_ENTRIES } from './call-log';
 import * as rollback from './rollback';
@@ -151,6 +152,8 @@ export class MemoryStore {
   private closed = false;
   /** A call's commit landed but work after it (projection, history append, marker removal) failed. */
   private repairPending = false;
+  /** The working-tree projection of the last acknowledged call, run before the write lock is released. */
+  private pendingProjection: (() => Promise<void>) | null = null;
   private readonly autoGcLooseObjects: number;
   private commitsSinceGcCheck = 0;
   private pendingGc: Promise<void> | null = null;
@@ -279,7 +282,7 @@ export class MemoryStore {
         }
         return await this.lock.inOrder(view);
       }
-      return await this.withWriteLock(() => this.mutate(id, context, input));
+      return await this.withWriteLock(() => this.mutate(id, context, input), { acknowledgeEarly: true });
     } catch (error) {
       if (isApiMisuse(error)) throw error;
       // Reached only by calls that were not applied: once a commit is durable, later failures are
@@ -326,6 +329,14 @@ export class MemoryStore {
 
   reset(options: RollbackOptions & { to: string }): Promise<RollbackOutcome> {
     return rollback.reset(this, options.to, options);
+  }
+
+  /**
+   * Wait until the calls made so far are finished with: their working-tree files and the git index are
+   * written too (a call is acknowledged once its commit is durable; those follow it under the lock).
+   */
+  async settled(): Promise<void> {
+    await this.lock.inOrder(async () => undefined);
   }
 
   /** Wait for queued work, then refuse further calls. */
@@ -567,10 +578,29 @@ export class MemoryStore {
    * Run a write under the lock, first repairing a write that another process (or this one) left
    * unfinished: a long-lived store must not build on a half-projected working tree until it is reopened.
    */
-  private withWriteLock<T>(task: () => Promise<T>): Promise<T> {
-    return this.lock.withLock(async () => {
-      await this.recoverIfNeeded();
-      return task();
+  /**
+   * Run `task` under the write lock. With `acknowledgeEarly` (an agent's call), the result of a task that
+   * applied a commit is handed back as soon as the task returns: the commit is durable by then, and what
+   * follows it (the working tree and index, see afterRefMoved) is done before the lock is released, so
+   * the next call (of any process) and `settled()` see it finished.
+   */
+  private withWriteLock<T>(task: () => Promise<T>, options: { acknowledgeEarly?: boolean } = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.lock
+        .withLock(async () => {
+          await this.finishPendingProjection();
+          await this.recoverIfNeeded();
+          try {
+            const value = await task();
+            // Only an agent call that applied a commit hands its result back early; one that wrote nothing,
+            // and an operator's rollback or redaction, return with the working tree projected and unlocked.
+            if (this.pendingProjection && options.acknowledgeEarly) resolve(value);
+            return value;
+          } finally {
+            await this.finishPendingProjection();
+          }
+        })
+        .then(resolve, reject);
     });
   }
 
@@ -720,30 +750,27 @@ export class MemoryStore {
     }
   }
 
+  /**
+   * What must be durable or known before the call is acknowledged: the ref's directory entry (its
+   * rename is what applied the call) and the history index entry (a retry of the tool_use id is
+   * recognised). The working tree and the index follow in `projectAfterAcknowledging`, still under the
+   * write lock and before the transaction marker goes, so that the caller is not kept waiting for them.
+   */
   private async afterRefMoved(links: ChainLink[], timestamp: number): Promise<void> {
     const failures: string[] = [];
     const first = links[0];
     const last = links[links.length - 1];
+    const refSynced = this.durableFs.flush().catch((error: unknown) => failures.push(`ref directory fsync: ${describeError(error)}`));
     let changes: FileChange[] | null = null;
-    let durable: Promise<[PromiseSettledResult<void>, PromiseSettledResult<void>]> | null = null;
     try {
       changes = await diffTrees(this.objects, first.parentTree, last.tree);
-      // The working tree and index are written first, then fsynced in one round with the ref's directory
-      // (creating and renaming files while an fsync is in flight waits for it). Until that round is done
-      // the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
-      const refDirs = this.durableFs.takeTouchedDirs();
-      const projection = await this.worktree.project(changes).then((written) => ({ written }), (error: unknown) => ({ error }));
-      durable = Promise.allSettled([
-        this.durableFs.syncDirs(refDirs),
-        'error' in projection ? Promise.reject(projection.error) : this.durableFs.syncDeferred(projection.written),
-      ]);
     } catch (error) {
       failures.push(describeError(error));
     }
     if (changes) {
       // In memory at once (a retry of this tool_use id is recognised); the file is healed if the append fails.
       // A chain's commits are recorded one by one, each with its own changes (a failure here is caught up
-      // from git by the next refreshHead). Done while the fsyncs above are under way.
+      // from git by the next refreshHead).
       try {
         for (const link of links) {
           const own = links.length === 1 ? changes : await diffTrees(this.objects, link.parentTree, link.tree);
@@ -753,15 +780,26 @@ export class MemoryStore {
         failures.push(`history append: ${describeError(error)}`);
       }
     }
-    if (durable) {
-      const [refSynced, projected] = await durable;
-      if (refSynced.status === 'rejected') failures.push(`ref directory fsync: ${describeError(refSynced.reason)}`);
-      if (projected.status === 'rejected') {
+    await refSynced;
+    this.pendingProjection = () => this.projectAfterAcknowledging(last, changes, failures);
+  }
+
+  /**
+   * Project an applied commit onto the working tree and the index (files renamed into place, then all
+   * fsynced in one round), then remove the transaction marker. Never throws: until this is done the
+   * marker stays, a crash meanwhile is repaired from HEAD on open, and a failure here is repaired before
+   * this process's next call.
+   */
+  private async projectAfterAcknowledging(last: ChainLink, changes: FileChange[] | null, failures: string[]): Promise<void> {
+    if (changes) {
+      try {
+        await this.durableFs.syncDeferred(await this.worktree.project(changes));
+      } catch (projectionError) {
         // A transient failure, or a working tree someone changed (a link where a folder was): rebuild the
         // projection from the new HEAD at once, so that no sibling file stays missing until the next call.
         await this.worktree.rebuild(last.tree).then(
-          (repaired) => this.log(`rebuilt the working tree after commit ${last.commit} (${describeError(projected.reason)}): ${repaired.length} change(s)`),
-          (error: unknown) => failures.push(`working tree: ${describeError(projected.reason)}; rebuild: ${describeError(error)}`),
+          (repaired) => this.log(`rebuilt the working tree after commit ${last.commit} (${describeError(projectionError)}): ${repaired.length} change(s)`),
+          (error: unknown) => failures.push(`working tree: ${describeError(projectionError)}; rebuild: ${describeError(error)}`),
         );
       }
     }
@@ -772,6 +810,13 @@ export class MemoryStore {
       this.repairPending = true;
       this.log(`commit ${last.commit} is applied, but work after it failed and is repaired before the next call: ${failures.join('; ')}`);
     }
+  }
+
+  /** Run the projection an acknowledged call left (see afterRefMoved), if any. */
+  private async finishPendingProjection(): Promise<void> {
+    const pending = this.pendingProjection;
+    this.pendingProjection = null;
+    if (pending) await pending();
   }
 
   /**
@@ -818,7 +863,7 @@ export class MemoryStore {
 
   private async readHead(): Promise<string> {
     try {
-      return await git.resolveRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: 'HEAD' });
+      return await resolveHead(this.gitdir, this.durableFs.gitFs);
     } catch (error) {
       throw Object.assign(new StoreCorruptError(`memgit: HEAD of ${this.dir} does not resolve: ${(error as Error).message}`), { cause: error });
     }
