@@ -594,7 +594,11 @@ export class MemoryStore {
             const value = await task();
             // Only an agent call that applied a commit hands its result back early; one that wrote nothing,
             // and an operator's rollback or redaction, return with the working tree projected and unlocked.
-            if (this.pendingProjection && options.acknowledgeEarly) resolve(value);
+            if (this.pendingProjection && options.acknowledgeEarly) {
+              resolve(value);
+              // Let the caller take the result (and its call-log line be appended) before this work starts.
+              await new Promise((next) => setImmediate(next));
+            }
             return value;
           } finally {
             await this.finishPendingProjection();
