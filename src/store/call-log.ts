@@ -54,7 +54,6 @@ export class CallLog {
   readonly file: string;
   private buffer: string[] = [];
   private timer: NodeJS.Timeout | null = null;
-  private pending: Promise<void> = Promise.resolve();
 
   constructor(
     gitdir: string,
@@ -82,16 +81,24 @@ export class CallLog {
     }
   }
 
-  /** Append everything buffered (in order: appends are serialised). */
+  /**
+   * Append everything buffered. Synchronously: a few hundred bytes into the page cache (no fsync), in
+   * order by construction, and done before anything else runs, so that a write's acknowledgement does
+   * not wait for the thread pool behind the working-tree work that follows it (see withWriteLock).
+   */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const lines = this.buffer.join('');
     this.buffer = [];
-    if (!lines) return this.pending.catch(() => undefined); // an earlier failure was reported to its caller
-    // A failed append (reported to its caller) must not stop the later ones.
-    this.pending = this.pending.catch(() => undefined).then(() => this.append(lines));
-    return this.pending;
+    if (!lines) return Promise.resolve();
+    try {
+      this.append(lines);
+      return Promise.resolve();
+    } catch (error) {
+      // Reported to the caller; the next append is tried afresh.
+      return Promise.reject(error);
+    }
   }
 
   /** Every logged call, oldest first (this process's buffered ones included). */
@@ -140,12 +147,14 @@ export class CallLog {
     await this.flush();
   }
 
-  private async append(lines: string): Promise<void> {
-    await fs.promises.appendFile(this.file, lines, { mode: 0o600 }).catch(async (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-      await fs.promises.mkdir(path.dirname(this.file), { recursive: true });
-      await fs.promises.appendFile(this.file, lines, { mode: 0o600 });
-    });
+  private append(lines: string): void {
+    try {
+      fs.appendFileSync(this.file, lines, { mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      fs.appendFileSync(this.file, lines, { mode: 0o600 });
+    }
   }
 
   /** At process exit: append what is still buffered, synchronously. */

@@ -21,6 +21,7 @@ import { NewTimelineEvent, Timeline, TimelineRecord } from './timeline';
 import { KEEP_FILE, TreeDraft } from './tree-draft';
 import { createMemoryTool, MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, ToolErrorClass } from './memory-tool';
 import { Worktree } from './worktree';
+import { resolveHead } from './head-ref';
 import { WriteLock } from './write-lock';
 import { CallLog, callEntry, DEFAULT_CALL_LOG_MAX_ENTRIES } from './call-log';
 import * as rollback from './rollback';
@@ -151,6 +152,8 @@ export class MemoryStore {
   private closed = false;
   /** A call's commit landed but work after it (projection, history append, marker removal) failed. */
   private repairPending = false;
+  /** The working-tree projection of the last acknowledged call, run before the write lock is released. */
+  private pendingProjection: (() => Promise<void>) | null = null;
   private readonly autoGcLooseObjects: number;
   private commitsSinceGcCheck = 0;
   private pendingGc: Promise<void> | null = null;
@@ -279,7 +282,7 @@ export class MemoryStore {
         }
         return await this.lock.inOrder(view);
       }
-      return await this.withWriteLock(() => this.mutate(id, context, input));
+      return await this.withWriteLock(() => this.mutate(id, context, input), { acknowledgeEarly: true });
     } catch (error) {
       if (isApiMisuse(error)) throw error;
       // Reached only by calls that were not applied: once a commit is durable, later failures are
@@ -326,6 +329,14 @@ export class MemoryStore {
 
   reset(options: RollbackOptions & { to: string }): Promise<RollbackOutcome> {
     return rollback.reset(this, options.to, options);
+  }
+
+  /**
+   * Wait until the calls made so far are finished with: their working-tree files and the git index are
+   * written too (a call is acknowledged once its commit is durable; those follow it under the lock).
+   */
+  async settled(): Promise<void> {
+    await this.lock.inOrder(async () => undefined);
   }
 
   /** Wait for queued work, then refuse further calls. */
@@ -567,10 +578,33 @@ export class MemoryStore {
    * Run a write under the lock, first repairing a write that another process (or this one) left
    * unfinished: a long-lived store must not build on a half-projected working tree until it is reopened.
    */
-  private withWriteLock<T>(task: () => Promise<T>): Promise<T> {
-    return this.lock.withLock(async () => {
-      await this.recoverIfNeeded();
-      return task();
+  /**
+   * Run `task` under the write lock. With `acknowledgeEarly` (an agent's call), the result of a task that
+   * applied a commit is handed back as soon as the task returns: the commit is durable by then, and what
+   * follows it (the working tree and index, see afterRefMoved) is done before the lock is released, so
+   * the next call (of any process) and `settled()` see it finished.
+   */
+  private withWriteLock<T>(task: () => Promise<T>, options: { acknowledgeEarly?: boolean } = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.lock
+        .withLock(async () => {
+          await this.finishPendingProjection();
+          await this.recoverIfNeeded();
+          try {
+            const value = await task();
+            // Only an agent call that applied a commit hands its result back early; one that wrote nothing,
+            // and an operator's rollback or redaction, return with the working tree projected and unlocked.
+            if (this.pendingProjection && options.acknowledgeEarly) {
+              resolve(value);
+              // Let the caller take the result (and its call-log line be appended) before this work starts.
+              await new Promise((next) => setImmediate(next));
+            }
+            return value;
+          } finally {
+            await this.finishPendingProjection();
+          }
+        })
+        .then(resolve, reject);
     });
   }
 
@@ -707,7 +741,7 @@ export class MemoryStore {
   private async moveBranch(commit: string): Promise<void> {
     const refFile = path.join(this.gitdir, 'refs', 'heads', STORE_BRANCH);
     try {
-      await this.durableFs.writeFileAfter(refFile, `${commit}\n`, this.durableFs.flush());
+      await this.durableFs.writeFileAfterFlush(refFile, `${commit}\n`);
     } catch (error) {
       // A rename reported as failed may still have happened: the disk decides whether the call applied.
       const now = await fs.promises.readFile(refFile, 'utf8').then((text) => text.trim(), () => null);
@@ -720,25 +754,20 @@ export class MemoryStore {
     }
   }
 
+  /**
+   * What must be durable or known before the call is acknowledged: the ref's directory entry (its
+   * rename is what applied the call) and the history index entry (a retry of the tool_use id is
+   * recognised). The working tree and the index follow in `projectAfterAcknowledging`, still under the
+   * write lock and before the transaction marker goes, so that the caller is not kept waiting for them.
+   */
   private async afterRefMoved(links: ChainLink[], timestamp: number): Promise<void> {
     const failures: string[] = [];
     const first = links[0];
     const last = links[links.length - 1];
+    const refSynced = this.durableFs.flush().catch((error: unknown) => failures.push(`ref directory fsync: ${describeError(error)}`));
     let changes: FileChange[] | null = null;
     try {
       changes = await diffTrees(this.objects, first.parentTree, last.tree);
-      // The ref's directory entry is fsynced while the working tree and index are projected: until both
-      // are done the transaction marker stays, and a crash meanwhile is repaired from HEAD on open.
-      const [refSynced, projected] = await Promise.allSettled([this.durableFs.flush(), this.worktree.apply(changes)]);
-      if (refSynced.status === 'rejected') failures.push(`ref directory fsync: ${describeError(refSynced.reason)}`);
-      if (projected.status === 'rejected') {
-        // A transient failure, or a working tree someone changed (a link where a folder was): rebuild the
-        // projection from the new HEAD at once, so that no sibling file stays missing until the next call.
-        await this.worktree.rebuild(last.tree).then(
-          (repaired) => this.log(`rebuilt the working tree after commit ${last.commit} (${describeError(projected.reason)}): ${repaired.length} change(s)`),
-          (error: unknown) => failures.push(`working tree: ${describeError(projected.reason)}; rebuild: ${describeError(error)}`),
-        );
-      }
     } catch (error) {
       failures.push(describeError(error));
     }
@@ -755,6 +784,29 @@ export class MemoryStore {
         failures.push(`history append: ${describeError(error)}`);
       }
     }
+    await refSynced;
+    this.pendingProjection = () => this.projectAfterAcknowledging(last, changes, failures);
+  }
+
+  /**
+   * Project an applied commit onto the working tree and the index (files renamed into place, then all
+   * fsynced in one round), then remove the transaction marker. Never throws: until this is done the
+   * marker stays, a crash meanwhile is repaired from HEAD on open, and a failure here is repaired before
+   * this process's next call.
+   */
+  private async projectAfterAcknowledging(last: ChainLink, changes: FileChange[] | null, failures: string[]): Promise<void> {
+    if (changes) {
+      try {
+        await this.durableFs.syncDeferred(await this.worktree.project(changes));
+      } catch (projectionError) {
+        // A transient failure, or a working tree someone changed (a link where a folder was): rebuild the
+        // projection from the new HEAD at once, so that no sibling file stays missing until the next call.
+        await this.worktree.rebuild(last.tree).then(
+          (repaired) => this.log(`rebuilt the working tree after commit ${last.commit} (${describeError(projectionError)}): ${repaired.length} change(s)`),
+          (error: unknown) => failures.push(`working tree: ${describeError(projectionError)}; rebuild: ${describeError(error)}`),
+        );
+      }
+    }
     if (failures.length === 0) {
       await this.endTransaction().catch((error: unknown) => failures.push(`transaction marker: ${describeError(error)}`));
     }
@@ -762,6 +814,13 @@ export class MemoryStore {
       this.repairPending = true;
       this.log(`commit ${last.commit} is applied, but work after it failed and is repaired before the next call: ${failures.join('; ')}`);
     }
+  }
+
+  /** Run the projection an acknowledged call left (see afterRefMoved), if any. */
+  private async finishPendingProjection(): Promise<void> {
+    const pending = this.pendingProjection;
+    this.pendingProjection = null;
+    if (pending) await pending();
   }
 
   /**
@@ -795,8 +854,9 @@ export class MemoryStore {
   }
 
   private async beginTransaction(): Promise<void> {
-    await fs.promises.mkdir(path.dirname(this.transactionFile), { recursive: true, mode: DIR_MODE });
-    await fs.promises.writeFile(this.transactionFile, `${process.pid}\n`, { mode: 0o600 });
+    // Synchronous: a few bytes into the page cache, where two round trips through the thread pool cost more.
+    fs.mkdirSync(path.dirname(this.transactionFile), { recursive: true, mode: DIR_MODE });
+    fs.writeFileSync(this.transactionFile, `${process.pid}\n`, { mode: 0o600 });
     // The marker's directory entry joins the objects' flush, so it is durable before the ref moves: after a
     // power loss that kept the new ref, the marker is there too and open rebuilds the working tree.
     this.durableFs.syncDirOnFlush(path.dirname(this.transactionFile));
@@ -808,7 +868,7 @@ export class MemoryStore {
 
   private async readHead(): Promise<string> {
     try {
-      return await git.resolveRef({ fs: this.durableFs.gitFs, gitdir: this.gitdir, ref: 'HEAD' });
+      return await resolveHead(this.gitdir, this.durableFs.gitFs);
     } catch (error) {
       throw Object.assign(new StoreCorruptError(`memgit: HEAD of ${this.dir} does not resolve: ${(error as Error).message}`), { cause: error });
     }

@@ -27,17 +27,23 @@ export class Worktree {
 
   /** Apply one commit's file changes to the working tree and the index. */
   async apply(changes: FileChange[]): Promise<void> {
+    await this.fs.syncDeferred(await this.project(changes));
+  }
+
+  /**
+   * Apply the changes without making them durable: files are renamed into place unsynced, so is the index
+   * isomorphic-git writes, and the caller fsyncs all of them in one round (`syncDeferred(written)`), while
+   * its transaction marker covers a crash meanwhile. Returns the working-tree files written.
+   */
+  async project(changes: FileChange[]): Promise<string[]> {
     // Removals first: a file may be replaced by a directory of the same name in the same commit.
     for (const change of changes) if (!change.newOid) await this.removeFile(change.path);
-    // Files are renamed into place unsynced, so is the index isomorphic-git writes, and all of them are
-    // fsynced in one round at the end (instead of one fsync per file and per index write); the caller's
-    // transaction marker covers a crash meanwhile.
     const written: string[] = [];
     for (const change of changes) {
       if (change.newOid) written.push(await this.writeFile(change.path, change.newOid, { deferSync: true }));
     }
     await this.fs.deferringSync(() => this.updateIndex(changes));
-    await this.fs.syncDeferred(written);
+    return written;
   }
 
   /**

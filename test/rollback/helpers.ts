@@ -14,10 +14,14 @@ export async function dispose(store: MemoryStore): Promise<void> {
   removeDir(store.dir);
 }
 
-/** Run one mutating memory call that must succeed; returns its commit. */
+/**
+ * Run one mutating memory call that must succeed; returns its commit. Waits until it has settled (its
+ * working-tree file and the index are written after the result), as these tests read the store's files.
+ */
 export async function call(store: MemoryStore, id: string, input: Record<string, unknown>, session = 'sess_a'): Promise<string> {
   const report = await store.executeWithReport({ type: 'tool_use', id, name: 'memory', input }, { session });
   if (report.result.is_error || !report.commit) throw new Error(`${id} failed: ${report.result.content}`);
+  await store.settled();
   return report.commit;
 }
 

@@ -205,7 +205,9 @@ class Campaign {
         this.fail(`acknowledged ${ack.result.tool_use_id} is not in the history index`);
       }
     }
+    // The probe's working-tree file follows its result under the write lock; git is checked once it is there.
     if (store !== this.liveStore) await store.close();
+    else await store.settled();
 
     await this.checkGit();
     return `acks ${run.acks.length}, reopen ${reopenMs} ms, first write ${firstWriteMs} ms, commits ${this.model.commits.length}`;

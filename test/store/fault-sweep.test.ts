@@ -16,6 +16,16 @@ import * as path from 'node:path';
 import { MemoryStore, ToolResult } from '../../src/store/memory-store';
 import { makeTempDir, removeDir, toolUse, workingTreeFiles } from './git-helpers';
 
+/**
+ * A call and the work that follows its acknowledgement (the working tree and index, under the write lock):
+ * the sweep fails every fs call of both, and looks at the store once both are done.
+ */
+async function executeSettled(store: MemoryStore, id: string, input: Record<string, unknown>) {
+  const result = await store.execute(toolUse(id, input), SESSION);
+  await store.settled();
+  return result;
+}
+
 const SESSION = { session: 'sess_sweep' };
 const FAULT_TEXT = /^Error: The memory store could not complete this command \((the disk is full|an I\/O error occurred|permission was denied|another writer holds the store|an internal error occurred)\)\. Nothing was changed\.$/;
 
@@ -119,7 +129,7 @@ async function runPoint(name: string, input: Record<string, unknown>, expected: 
   let store: MemoryStore | null = await MemoryStore.open(dir, quietLog);
   mark('open');
   try {
-    const run = await underFault(dir, failAt, code, () => store!.execute(toolUse(id, input), SESSION));
+    const run = await underFault(dir, failAt, code, () => executeSettled(store!, id, input));
     mark('fault');
     where += ` (${run.failed?.name} ${run.failed ? path.relative(dir, run.failed.file) : '-'})`;
     if (run.error !== undefined) problems.push(`execute threw: ${(run.error as Error).message}`);
@@ -146,7 +156,7 @@ async function runPoint(name: string, input: Record<string, unknown>, expected: 
     }
     mark('check');
     // The model retries the same call: it lands exactly once, and this process has repaired its projection.
-    const retried = await store.execute(toolUse(id, input), SESSION);
+    const retried = await executeSettled(store, id, input);
     if (JSON.stringify(retried) !== JSON.stringify(expected.result)) problems.push(`retry answered ${JSON.stringify(retried.content)}`);
     if (!sameFiles(workingTreeFiles(dir), expected.files)) problems.push('after the retry the working tree differs from HEAD');
     await store.close();
@@ -239,7 +249,7 @@ describe.each(COMMANDS)('%s: every fs call under the store fails once', (name, i
     // Count the calls (and learn the expected result) on a fault-free run.
     const dir = freshCopy();
     const store = await MemoryStore.open(dir, quietLog);
-    const clean = await underFault(dir, 0, 'EIO', () => store.execute(toolUse(`toolu_sweep_${name}`, input), SESSION));
+    const clean = await underFault(dir, 0, 'EIO', () => executeSettled(store, `toolu_sweep_${name}`, input));
     await store.close();
     const expected: Expected = { result: clean.value!, files: workingTreeFiles(dir) };
     removeDir(dir);

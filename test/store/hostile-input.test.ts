@@ -73,6 +73,7 @@ beforeEach(async () => {
   repo = makeTempDir();
   store = await MemoryStore.open(repo, { maxFileBytes: MAX_FILE_BYTES });
   await store.execute({ type: 'tool_use', id: 'toolu_setup', name: 'memory', input: { command: 'create', path: A, file_text: 'alpha\nbeta\n' } }, { session: 'sess_h' });
+  await store.settled(); // its working-tree file follows the result; the fingerprints below include it
 });
 afterEach(async () => {
   await store.close();

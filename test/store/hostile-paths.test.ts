@@ -79,6 +79,7 @@ describe('rejected hostile paths', () => {
       expect(result.is_error).toBeUndefined();
       setupCommits.push({ id, command: 'create', path, session: SESSION });
     }
+    await store.settled(); // the working tree follows an acknowledged call; the fingerprints below include it
   });
 
   afterAll(async () => {
@@ -121,7 +122,9 @@ describe('accepted hostile paths work on the normalised path', () => {
     const commits: ExpectedCommit[] = [];
     const run = async (input: Record<string, unknown>): Promise<{ id: string; result: ToolResult }> => {
       const id = nextId();
-      return { id, result: await store.execute(toolUse(id, input), { session: SESSION }) };
+      const result = await store.execute(toolUse(id, input), { session: SESSION });
+      await store.settled(); // these tests read the working tree, which follows an acknowledged call
+      return { id, result };
     };
     const ok = async (input: Record<string, unknown>, text: string, commit?: Omit<ExpectedCommit, 'id' | 'session'>) => {
       const { id, result } = await run(input);
@@ -272,6 +275,7 @@ describe('tool_use and session ids (spec §5)', () => {
     const result = await store.execute(toolUse(id, create), { session });
     expect(result).toEqual({ type: 'tool_result', tool_use_id: id, content: 'File created successfully at: /memories/id-test.md' });
     commits.push({ id, command: 'create', path: '/memories/id-test.md', session });
+    await store.settled();
     expectRepository(gitReport(dir), commits);
   });
 });

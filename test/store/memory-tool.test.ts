@@ -50,6 +50,7 @@ describe('store.memoryTool()', () => {
     const text = await tool.run(input, { toolUse: block });
     expect(text).toBe('File created successfully at: /memories/tool.md');
     commits.push({ id: 'toolu_01RunnerId', command: 'create', path: '/memories/tool.md', session: SESSION });
+    await store.settled();
     expectRepository(gitReport(dir), commits);
   });
 
@@ -83,6 +84,7 @@ describe('store.memoryTool()', () => {
       await expect(runRunnableTool(tool, input, { toolUse: block, toolUseBlock: block })).resolves.toEqual({ content: text, isError: true });
       expect(storeFingerprint(dir)).toBe(before);
     }
+    await store.settled();
     expectRepository(gitReport(dir), commits);
   });
 
@@ -91,6 +93,7 @@ describe('store.memoryTool()', () => {
     const error = await tool.run({ command: 'delete', path: '/memories/tool.md' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolError);
     expect((error as ToolError).content).toBe('Error: Invalid tool_use id undefined');
+    await store.settled();
     expectRepository(gitReport(dir), commits);
   });
 });
@@ -202,6 +205,7 @@ describe('library API', () => {
     const view = await reopened.execute(toolUseBlock('toolu_retry_view', { command: 'view', path: '/memories/r.md' }), { session });
     expect(view.content).toBe("Here's the content of /memories/r.md with line numbers:\n     1\talpha\n     2\tgamma\n     3\t");
     await reopened.close();
+    await store.settled();
     expectRepository(gitReport(dir), commits);
   });
 
@@ -230,6 +234,7 @@ describe('library API', () => {
       "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4K\t/memories\n1B\t/memories/a.md",
     );
     await store.close();
+    await store.settled();
     expectRepository(gitReport(dir), commits);
   });
 });

@@ -197,6 +197,7 @@ test('agent calls that arrive during a redaction wait, then apply on top of the 
   expect(log).toHaveLength(12);
   expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET);
   expect(git(dir, 'fsck', '--full')).toBe('');
+  await store.settled(); // the working tree follows an acknowledged call under the write lock
   expect(git(dir, 'status', '--porcelain')).toBe('');
 
   // Retries of those calls (and of a rewritten one) replay: the same result, no new commit.
@@ -237,6 +238,7 @@ test('a process writing to the store while another process redacts it waits, the
   expect(git(dir, 'log', '-p', '--all')).not.toContain(SECRET);
   expect(allObjects(dir)).not.toContain(SECRET);
   expect(git(dir, 'fsck', '--full')).toBe('');
+  await agent.settled(); // the working tree follows an acknowledged call under the write lock
   expect(git(dir, 'status', '--porcelain')).toBe('');
   // The writer's view agrees; its retries replay.
   expect(await agent.execute(write(0), { session: 'sess_x' })).toEqual(first);

@@ -14,7 +14,12 @@ import { gitReport, headFiles, makeTempDir, QUIET, removeDir, storeFingerprint, 
 const tempDir = useTempDir();
 const SESSION = { session: 'sess_drift' };
 let n = 0;
-const call = (store: MemoryStore, input: Record<string, unknown>) => store.execute(toolUse(`toolu_d${++n}`, input), SESSION);
+// Settled: these tests look at the working tree, which follows an acknowledged call under the write lock.
+const call = async (store: MemoryStore, input: Record<string, unknown>) => {
+  const result = await store.execute(toolUse(`toolu_d${++n}`, input), SESSION);
+  await store.settled();
+  return result;
+};
 
 /** The working tree holds exactly HEAD's memory files, and git sees nothing to report. */
 function expectProjected(dir: string): void {
