@@ -356,7 +356,7 @@ export class HistoryIndex {
     let n = 0;
     for (let i = 0; i < this.entries.length; i++) {
       const e = this.entries[i];
-      if (e === undefined ? !(this.base!.facts[i] & 1) : !e.facts) n++;
+      if (e === undefined ? !this.base!.facts[i] : !e.facts) n++;
     }
     return n;
   }
@@ -367,13 +367,7 @@ export class HistoryIndex {
    */
   backfillFacts(onProgress?: (done: number, total: number) => void): Promise<void> {
     this.backfill ??= (async () => {
-      const todo: HistoryEntry[] = [];
-      for (let i = 0; i < this.entries.length; i++) {
-        // A line the snapshot knows has well-formed facts need not be parsed to be skipped.
-        if (this.entries[i] === undefined && this.base!.facts[i] & 2) continue;
-        const entry = this.at(i)!;
-        if (!fileFacts(entry)) todo.push(entry);
-      }
+      const todo = this.all().filter((e) => !fileFacts(e));
       // Oldest first: the blob a commit wrote is the "before" of the next change of that file, so keep
       // recent blobs for the pass and read each one about once.
       const recent = new Map<string, Uint8Array>();
@@ -585,7 +579,7 @@ export class HistoryIndex {
       session: session < 0 ? undefined : snapshot.sessions[session],
       paths,
       written,
-      facts: snapshot.facts[i],
+      facts: snapshot.facts[i] === 1,
       start: snapshot.lineAt(i),
     };
   }
@@ -705,8 +699,7 @@ function snapshotRow(entry: HistoryEntry, start: number): SnapshotRow | null {
       paths.push(change.path);
       written.push(Boolean(change.newOid));
     }
-    const facts = (entry.facts ? 1 : 0) | (fileFacts(entry) ? 2 : 0);
-    return { commit: entry.commit, toolUseId, session, paths, written, facts, start };
+    return { commit: entry.commit, toolUseId, session, paths, written, facts: Boolean(entry.facts), start };
   } catch {
     return null;
   }

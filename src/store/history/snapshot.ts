@@ -24,8 +24,8 @@ export interface SnapshotRow {
   session: string | undefined;
   paths: string[];
   written: boolean[];
-  /** Bit 1: the line has facts (truthy); bit 2: they are well-formed (history/facts.ts fileFacts). */
-  facts: number;
+  /** The line has facts (truthy). */
+  facts: boolean;
   /** Byte offset of the entry's line in the JSON-lines file. */
   start: number;
 }
@@ -117,26 +117,32 @@ export class HistorySnapshot {
     const seed = crypto.randomBytes(4).readUInt32LE(0);
     const commitHash = new Uint32Array(n);
     const toolHash = new Uint32Array(n);
-    const commitParts: Buffer[] = [];
-    const toolParts: Buffer[] = [];
     let commitBytes = 0;
     let toolBytes = 0;
+    for (const row of rows) {
+      if (!exact(row.commit) || (row.toolUseId !== undefined && !exact(row.toolUseId))) return null;
+      commitBytes += Buffer.byteLength(row.commit, 'utf8');
+      if (row.toolUseId !== undefined) toolBytes += Buffer.byteLength(row.toolUseId, 'utf8');
+    }
+    if (commitBytes > 0x7fffffff || toolBytes > 0x7fffffff) return null;
+    const commitBlob = Buffer.alloc(commitBytes);
+    const toolBlob = Buffer.alloc(toolBytes);
+    let commitAt = 0;
+    let toolAt = 0;
     let c = 0;
     for (let i = 0; i < n; i++) {
       const row = rows[i];
-      if (!exact(row.commit) || (row.toolUseId !== undefined && !exact(row.toolUseId))) return null;
       lineStart[i] = row.start;
-      const commit = Buffer.from(row.commit, 'utf8');
-      commitParts.push(commit);
-      commitHash[i] = hashBytes(seed, commit, 0, commit.length);
-      commitEnd[i] = commitBytes += commit.length;
+      const start = commitAt;
+      commitAt += commitBlob.write(row.commit, commitAt, 'utf8');
+      commitHash[i] = hashBytes(seed, commitBlob, start, commitAt);
+      commitEnd[i] = commitAt;
       if (row.toolUseId !== undefined) {
-        const tool = Buffer.from(row.toolUseId, 'utf8');
-        toolParts.push(tool);
-        toolHash[i] = hashBytes(seed, tool, 0, tool.length);
-        toolBytes += tool.length;
+        const from = toolAt;
+        toolAt += toolBlob.write(row.toolUseId, toolAt, 'utf8');
+        toolHash[i] = hashBytes(seed, toolBlob, from, toolAt);
       }
-      toolEnd[i] = toolBytes;
+      toolEnd[i] = toolAt;
       if (row.session === undefined) sessionOf[i] = -1;
       else {
         let id = sessionIds.get(row.session);
@@ -150,9 +156,8 @@ export class HistorySnapshot {
         changeWritten[c] = row.written[k] ? 1 : 0;
       }
       changeEnd[i] = c;
-      facts[i] = row.facts;
+      facts[i] = row.facts ? 1 : 0;
     }
-    if (commitBytes > 0x7fffffff || toolBytes > 0x7fffffff) return null;
     const header: Header = {
       n,
       m,
@@ -176,8 +181,8 @@ export class HistorySnapshot {
       bytesOf(facts),
       bytesOf(commitHash),
       bytesOf(toolHash),
-      ...commitParts,
-      ...toolParts,
+      commitBlob,
+      toolBlob,
     ]);
     return Buffer.concat([body, crypto.createHash('sha1').update(body).digest()]);
   }
@@ -247,7 +252,8 @@ export class HistorySnapshot {
 
 /** A string that survives UTF-8 both ways (no lone surrogates), so that its bytes identify it. */
 function exact(s: string): boolean {
-  return typeof s === 'string' && s.length > 0 && Buffer.from(s, 'utf8').toString('utf8') === s;
+  if (typeof s !== 'string' || s.length === 0) return false;
+  return !/[\uD800-\uDFFF]/.test(s) || Buffer.from(s, 'utf8').toString('utf8') === s;
 }
 
 function isStrings(value: unknown): value is string[] {
