@@ -455,10 +455,8 @@ export class HistoryIndex {
       for (const entry of this.parseLines(await this.readPreviousVersion(), 0, undefined).entries) this.add(entry);
       return;
     }
-    const snapshot = await fs.promises.readFile(this.snapshotFile).then(
-      (data) => HistorySnapshot.parse(data, file),
-      () => null,
-    );
+    const data = await fs.promises.readFile(this.snapshotFile).catch(() => null);
+    const snapshot = data && HistorySnapshot.parse(data, file);
     const used = snapshot !== null && this.entries.length === 0;
     if (used) this.useSnapshot(snapshot, file);
     const tail = this.parseLines(file, used ? snapshot.covered : 0, used && snapshot.n ? snapshot.commitAt(snapshot.n - 1) : undefined);
@@ -474,7 +472,11 @@ export class HistoryIndex {
     }
     if (tail.covered !== file.length) complete = false; // an unterminated last line is not described
     const stale = used ? tail.entries.length >= this.snapshotStaleLines : this.entries.length >= this.snapshotMinEntries;
-    if (!complete || !stale) return;
+    if (!complete || !stale) {
+      // One that does not describe the file is not left behind (it may hold what a redaction erased).
+      if (data && !used) await fs.promises.rm(this.snapshotFile, { force: true }).catch(() => undefined);
+      return;
+    }
     const all = used ? Array.from({ length: snapshot.n }, (_, i) => this.baseRow(snapshot, i)).concat(rows) : rows;
     await this.writeSnapshot(all, file, tail.covered);
   }
@@ -587,7 +589,10 @@ export class HistoryIndex {
   /** Write the snapshot (a cache: a failure leaves the next open to parse the lines). */
   private async writeSnapshot(rows: SnapshotRow[], file: Buffer, covered: number): Promise<void> {
     const data = HistorySnapshot.build(rows, file, covered);
-    if (!data) return;
+    if (!data) {
+      await fs.promises.rm(this.snapshotFile, { force: true }).catch(() => undefined);
+      return;
+    }
     const temp = `${this.snapshotFile}.rewrite-${process.pid}-${++rewriteCounter}`;
     try {
       await fs.promises.writeFile(temp, data, { mode: 0o600 });

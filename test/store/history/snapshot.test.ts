@@ -226,6 +226,19 @@ describe('a snapshot that does not describe the file is not used, and is written
     expect(queries(next)).toEqual(queries(reference));
   });
 
+  test('one that does not fit is removed even when no new one is written (a small history)', async () => {
+    const dir = tempDir();
+    const head = await storeWithHistory(dir, 14, 20);
+    await indexOf(dir, head, SNAPSHOT);
+    const snapshot = path.join(dir, '.git', 'memgit', 'history-v2.snapshot');
+    flip(snapshot, 100);
+    const reference = await indexOf(copyOf(dir), head);
+    const loaded = await indexOf(dir, head, { snapshotMinEntries: 1000 });
+    expect(loaded.snapshotEntries).toBe(0);
+    expect(fs.existsSync(snapshot)).toBe(false);
+    expect(queries(loaded)).toEqual(queries(reference));
+  });
+
   test("another store's snapshot", async () => {
     const dir = tempDir();
     const head = await storeWithHistory(dir, 12, 30);
