@@ -239,6 +239,17 @@ describe('a snapshot that does not describe the file is not used, and is written
     expect(queries(loaded)).toEqual(queries(reference));
   });
 
+  test('reset() (a redaction rewrote history) removes it with the file', async () => {
+    const dir = tempDir();
+    const head = await storeWithHistory(dir, 15, 10);
+    const index = await indexOf(dir, head, SNAPSHOT);
+    await indexOf(dir, head, SNAPSHOT);
+    expect(fs.existsSync(index.snapshotFile)).toBe(true);
+    await index.reset();
+    expect(fs.existsSync(index.snapshotFile)).toBe(false);
+    expect(fs.existsSync(index.file)).toBe(false);
+  });
+
   test("another store's snapshot", async () => {
     const dir = tempDir();
     const head = await storeWithHistory(dir, 12, 30);
