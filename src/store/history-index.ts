@@ -7,6 +7,7 @@ import { SerialQueue } from './write-lock';
 import { BlameIndex } from './history/blame-index';
 import { computeFacts, fileFacts, FileFact } from './history/facts';
 import { Progress, terminalProgress } from './history/progress';
+import { HistorySnapshot, SnapshotRow } from './history/snapshot';
 
 /**
  * An index of the store's history — by commit, tool_use id, session and path — so that audit pages,
@@ -19,6 +20,10 @@ import { Progress, terminalProgress } from './history/progress';
  * lookups. Entries indexed from git rather than written here (a cold open of a cloned store, or an index
  * of the previous format) get their facts lazily — on first use, or from `backfillFacts()` — and those
  * are appended to a side file so that they are computed once per store, not once per process.
+ *
+ * A large index also keeps a snapshot of its lookup structures next to the file (history/snapshot.ts): a
+ * cache of the JSON lines, checked against their bytes, from which an open builds its maps without parsing
+ * every line; an entry's line is then parsed when the entry is first asked for, and kept.
  */
 
 export interface HistoryEntry extends CommitMeta {
@@ -39,6 +44,9 @@ export interface HistoryEntry extends CommitMeta {
 const INDEX_VERSION = 2;
 const PREVIOUS_VERSIONS = [1];
 const FACTS_BATCH = 256;
+/** Entries the file must hold before a snapshot is written, and lines past it before it is written again. */
+const SNAPSHOT_MIN_ENTRIES = 2000;
+const SNAPSHOT_STALE_LINES = 1000;
 const BACKFILL_BLOBS = 8192;
 const BACKFILL_BYTES = 64 * 1024 * 1024;
 let rewriteCounter = 0;
@@ -46,10 +54,19 @@ let rewriteCounter = 0;
 export interface HistoryIndexOptions {
   /** Progress of a long catch-up (default: a progress line on stderr when it is a terminal). */
   progress?: (label: string) => Progress;
+  /** Write a snapshot once the file holds this many entries (default 2000; tests lower it). */
+  snapshotMinEntries?: number;
+  /** Write it again once this many lines follow the part it describes (default 1000). */
+  snapshotStaleLines?: number;
 }
 
 export class HistoryIndex {
-  private entries: HistoryEntry[] = [];
+  /** Entries by position; with a snapshot, those not asked for yet are holes (parsed from `baseFile` on demand). */
+  private entries: Array<HistoryEntry | undefined> = [];
+  /** The snapshot the first `base.n` positions were loaded from, and the JSON-lines bytes it describes. */
+  private base: HistorySnapshot | null = null;
+  private baseFile: Buffer | null = null;
+  /** Positions not in the snapshot (commit and tool_use lookups of the snapshot's own are its hash tables). */
   private readonly byCommit = new Map<string, number>();
   private readonly byToolUse = new Map<string, number>();
   private readonly bySessionIds = new Map<string, number[]>();
@@ -58,6 +75,7 @@ export class HistoryIndex {
   private readonly live = new Map<string, number>();
   readonly file: string;
   readonly factsFile: string;
+  readonly snapshotFile: string;
   readonly blame: BlameIndex;
   /** The persisted file had a torn or inconsistent tail: rewrite it whole rather than append after it. */
   private fileNeedsRewrite = false;
@@ -65,6 +83,8 @@ export class HistoryIndex {
   private fileLoaded = false;
   private readonly progress: (label: string) => Progress;
   private backfill: Promise<void> | null = null;
+  private readonly snapshotMinEntries: number;
+  private readonly snapshotStaleLines: number;
 
   constructor(
     private readonly objects: ObjectStore,
@@ -73,6 +93,9 @@ export class HistoryIndex {
   ) {
     this.file = path.join(gitdir, 'memgit', `history-v${INDEX_VERSION}.jsonl`);
     this.factsFile = path.join(gitdir, 'memgit', `history-v${INDEX_VERSION}-facts.jsonl`);
+    this.snapshotFile = path.join(gitdir, 'memgit', `history-v${INDEX_VERSION}.snapshot`);
+    this.snapshotMinEntries = options.snapshotMinEntries ?? SNAPSHOT_MIN_ENTRIES;
+    this.snapshotStaleLines = options.snapshotStaleLines ?? SNAPSHOT_STALE_LINES;
     this.blame = new BlameIndex(gitdir, this);
     this.progress = options.progress ?? ((label) => terminalProgress(label));
   }
@@ -81,8 +104,13 @@ export class HistoryIndex {
     return this.entries.length;
   }
 
+  /** How many entries the last load took from the snapshot rather than by parsing their lines (diagnostics). */
+  get snapshotEntries(): number {
+    return this.base?.n ?? 0;
+  }
+
   get head(): HistoryEntry | undefined {
-    return this.entries[this.entries.length - 1];
+    return this.at(this.entries.length - 1);
   }
 
   /** Load the persisted index and index any commits between it and `headCommit`. */
@@ -98,7 +126,7 @@ export class HistoryIndex {
     // that made them; a gap that a writer's crash left is found and healed by the next load's rewrite.
     const firstLoad = !this.fileLoaded;
     if (firstLoad) {
-      for (const entry of await this.readPersisted()) this.add(entry);
+      await this.load();
       await this.readFactsFile();
       this.fileLoaded = true;
     }
@@ -108,7 +136,7 @@ export class HistoryIndex {
     const missing: Array<{ oid: string; commit: ReadCommitResult['commit'] }> = [];
     let cursor: string | null = headCommit;
     const walking = this.progress('reading history');
-    while (cursor && !this.byCommit.has(cursor)) {
+    while (cursor && this.position(cursor) === undefined) {
       const { commit } = await this.objects.readCommit(cursor);
       missing.push({ oid: cursor, commit });
       cursor = commit.parent[0] ?? null;
@@ -118,7 +146,7 @@ export class HistoryIndex {
       }
     }
     walking.done();
-    const keep = cursor === null ? 0 : this.byCommit.get(cursor)! + 1;
+    const keep = cursor === null ? 0 : this.position(cursor)! + 1;
     const rewrite = keep !== this.entries.length || this.fileNeedsRewrite;
     if (rewrite) this.truncate(keep); // history was rewritten under us: drop what HEAD no longer reaches
     const added: HistoryEntry[] = [];
@@ -150,6 +178,7 @@ export class HistoryIndex {
       this.truncate(0);
       this.fileNeedsRewrite = false;
       await fs.promises.rm(this.file, { force: true });
+      await fs.promises.rm(this.snapshotFile, { force: true });
       await this.blame.reset();
       this.fileLoaded = false; // the next open rebuilds from git and writes the file anew
     });
@@ -165,7 +194,7 @@ export class HistoryIndex {
    */
   record(entry: HistoryEntry): Promise<void> {
     return this.queue.run(async () => {
-      if (this.byCommit.has(entry.commit)) return;
+      if (this.position(entry.commit) !== undefined) return;
       const blobs = new Map<string, Uint8Array>();
       const readBlob = async (oid: string) => {
         let bytes = blobs.get(oid);
@@ -213,26 +242,35 @@ export class HistoryIndex {
   }
 
   get(commit: string): HistoryEntry | undefined {
-    const i = this.byCommit.get(commit);
-    return i === undefined ? undefined : this.entries[i];
+    const i = this.position(commit);
+    return i === undefined ? undefined : this.at(i);
   }
 
   byToolUseId(id: string): HistoryEntry | undefined {
-    const i = this.byToolUse.get(id);
-    return i === undefined ? undefined : this.entries[i];
+    // Newer positions (not in the snapshot) first: the newest entry with an id wins, as in one map.
+    const i = this.byToolUse.get(id) ?? this.base?.toolUsePosition(id);
+    if (i === undefined) return undefined;
+    const entry = this.at(i)!;
+    if (entry.toolUseId !== id) this.inconsistent(i);
+    return entry;
   }
 
   /** Position of a commit in history (0 = oldest); a stable cursor for pagination. */
   position(commit: string): number | undefined {
-    return this.byCommit.get(commit);
+    return this.byCommit.get(commit) ?? this.base?.commitPosition(commit);
   }
 
   at(position: number): HistoryEntry | undefined {
-    return this.entries[position];
+    const entry = this.entries[position];
+    return entry !== undefined || !this.base ? entry : this.materialise(position);
   }
 
   all(): readonly HistoryEntry[] {
-    return this.entries;
+    if (this.baseFile) {
+      for (let i = 0; i < this.base!.n; i++) if (this.entries[i] === undefined) this.materialise(i);
+      this.baseFile = null; // every line is parsed: the bytes are not needed any more
+    }
+    return this.entries as HistoryEntry[];
   }
 
   sessions(): string[] {
@@ -240,12 +278,12 @@ export class HistoryIndex {
   }
 
   bySession(session: string): HistoryEntry[] {
-    return (this.bySessionIds.get(session) ?? []).map((i) => this.entries[i]);
+    return (this.bySessionIds.get(session) ?? []).map((i) => this.at(i)!);
   }
 
   /** Commits that changed a file (repository path), oldest first. */
   byPath(repoPath: string): HistoryEntry[] {
-    return (this.byPathIds.get(repoPath) ?? []).map((i) => this.entries[i]);
+    return (this.byPathIds.get(repoPath) ?? []).map((i) => this.at(i)!);
   }
 
   /** Commits after `position` that changed a file (repository path), oldest first: a binary search of its list. */
@@ -260,7 +298,7 @@ export class HistoryIndex {
       else hi = mid;
     }
     const entries: HistoryEntry[] = [];
-    for (let k = lo; k < list.length; k++) entries.push(this.entries[list[k]]);
+    for (let k = lo; k < list.length; k++) entries.push(this.at(list[k])!);
     return entries;
   }
 
@@ -280,14 +318,14 @@ export class HistoryIndex {
       if (list[mid] <= position) lo = mid + 1;
       else hi = mid;
     }
-    return lo > 0 ? this.entries[list[lo - 1]] : undefined;
+    return lo > 0 ? this.at(list[lo - 1]) : undefined;
   }
 
   /** The memory files at HEAD (repository paths) with their blob and the entry that last wrote each. */
   liveFiles(): Array<{ path: string; oid: string; entry: HistoryEntry }> {
     const files: Array<{ path: string; oid: string; entry: HistoryEntry }> = [];
     for (const [repoPath, position] of this.live) {
-      const entry = this.entries[position];
+      const entry = this.at(position)!;
       const oid = entry.changes.find((c) => c.path === repoPath)?.newOid;
       if (oid) files.push({ path: repoPath, oid, entry });
     }
@@ -316,7 +354,10 @@ export class HistoryIndex {
   /** How many entries still lack facts. */
   missingFacts(): number {
     let n = 0;
-    for (const e of this.entries) if (!e.facts) n++;
+    for (let i = 0; i < this.entries.length; i++) {
+      const e = this.entries[i];
+      if (e === undefined ? !this.base!.facts[i] : !e.facts) n++;
+    }
     return n;
   }
 
@@ -326,7 +367,7 @@ export class HistoryIndex {
    */
   backfillFacts(onProgress?: (done: number, total: number) => void): Promise<void> {
     this.backfill ??= (async () => {
-      const todo = this.entries.filter((e) => !fileFacts(e));
+      const todo = this.all().filter((e) => !fileFacts(e));
       // Oldest first: the blob a commit wrote is the "before" of the next change of that file, so keep
       // recent blobs for the pass and read each one about once.
       const recent = new Map<string, Uint8Array>();
@@ -366,14 +407,14 @@ export class HistoryIndex {
   }
 
   private async foldFacts(): Promise<void> {
-    if (this.entries.some((e) => !e.facts)) return;
+    if (this.missingFacts() > 0) return;
     await this.persistAll();
     await fs.promises.rm(this.factsFile, { force: true });
   }
 
   /** Index an entry; false if it was already there. */
   private add(entry: HistoryEntry): boolean {
-    if (this.byCommit.has(entry.commit)) return false;
+    if (this.position(entry.commit) !== undefined) return false;
     const i = this.entries.length;
     this.entries.push(entry);
     this.byCommit.set(entry.commit, i);
@@ -389,7 +430,10 @@ export class HistoryIndex {
   }
 
   private truncate(keep: number): void {
-    const kept = this.entries.slice(0, keep);
+    const kept: HistoryEntry[] = [];
+    for (let i = 0; i < keep && i < this.entries.length; i++) kept.push(this.at(i)!);
+    this.base = null;
+    this.baseFile = null;
     this.entries = [];
     this.byCommit.clear();
     this.byToolUse.clear();
@@ -399,44 +443,174 @@ export class HistoryIndex {
     for (const entry of kept) this.add(entry);
   }
 
-  private async readPersisted(): Promise<HistoryEntry[]> {
-    let text: string;
+  /**
+   * Load the persisted file: through its snapshot when one describes it (then only the lines after it are
+   * parsed), otherwise line by line — and then write a snapshot for the next open when it is large.
+   */
+  private async load(): Promise<void> {
+    let file: Buffer;
     try {
-      text = await fs.promises.readFile(this.file, 'utf8');
+      file = await fs.promises.readFile(this.file);
     } catch {
-      text = await this.readPreviousVersion();
+      for (const entry of this.parseLines(await this.readPreviousVersion(), 0, undefined).entries) this.add(entry);
+      return;
     }
+    const data = await fs.promises.readFile(this.snapshotFile).catch(() => null);
+    const snapshot = data && HistorySnapshot.parse(data, file);
+    const used = snapshot !== null && this.entries.length === 0;
+    if (used) this.useSnapshot(snapshot, file);
+    const tail = this.parseLines(file, used ? snapshot.covered : 0, used && snapshot.n ? snapshot.commitAt(snapshot.n - 1) : undefined);
+    const rows: SnapshotRow[] = [];
+    let complete = !this.fileNeedsRewrite;
+    for (let k = 0; k < tail.entries.length; k++) {
+      const entry = tail.entries[k];
+      if (!this.add(entry)) complete = false; // a commit twice: the rows would not match positions
+      if (!complete) continue;
+      const row = snapshotRow(entry, tail.starts[k]);
+      if (row) rows.push(row);
+      else complete = false;
+    }
+    if (tail.covered !== file.length) complete = false; // an unterminated last line is not described
+    const stale = used ? tail.entries.length >= this.snapshotStaleLines : this.entries.length >= this.snapshotMinEntries;
+    if (!complete || !stale) {
+      // One that does not describe the file is not left behind (it may hold what a redaction erased).
+      if (data && !used) await fs.promises.rm(this.snapshotFile, { force: true }).catch(() => undefined);
+      return;
+    }
+    const all = used ? Array.from({ length: snapshot.n }, (_, i) => this.baseRow(snapshot, i)).concat(rows) : rows;
+    await this.writeSnapshot(all, file, tail.covered);
+  }
+
+  /**
+   * Parse JSON lines from byte `from` on, checking that they form a chain from `expectedParent`; stop at a
+   * torn or inconsistent line (the file is then rewritten). `covered`: the end of the last whole line taken.
+   */
+  private parseLines(file: Buffer, from: number, expectedParent: string | null | undefined): { entries: HistoryEntry[]; starts: number[]; covered: number } {
     const entries: HistoryEntry[] = [];
-    let expectedParent: string | null | undefined;
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      let entry: HistoryEntry;
-      try {
-        entry = JSON.parse(line) as HistoryEntry;
-      } catch {
-        this.fileNeedsRewrite = true; // a line torn by a crash: everything from here is re-derived from git
-        break;
+    const starts: number[] = [];
+    let covered = from;
+    let pos = from;
+    while (pos < file.length) {
+      let end = file.indexOf(10, pos);
+      const whole = end >= 0;
+      if (!whole) end = file.length;
+      if (end > pos) {
+        let entry: HistoryEntry;
+        try {
+          entry = JSON.parse(file.toString('utf8', pos, end)) as HistoryEntry;
+        } catch {
+          this.fileNeedsRewrite = true; // a line torn by a crash: everything from here is re-derived from git
+          break;
+        }
+        // The file is a chain; a broken link means it no longer describes one history.
+        if (typeof entry?.commit !== 'string' || (expectedParent !== undefined && entry.parent !== expectedParent)) {
+          this.fileNeedsRewrite = true;
+          break;
+        }
+        expectedParent = entry.commit;
+        entries.push(entry);
+        starts.push(pos);
       }
-      // The file is a chain; a broken link means it no longer describes one history.
-      if (typeof entry?.commit !== 'string' || (expectedParent !== undefined && entry.parent !== expectedParent)) {
-        this.fileNeedsRewrite = true;
-        break;
-      }
-      expectedParent = entry.commit;
-      entries.push(entry);
+      pos = end + 1;
+      if (whole) covered = pos;
     }
-    return entries;
+    return { entries, starts, covered: Math.min(covered, file.length) };
+  }
+
+  /** Take the snapshot's positions: the maps by session and path are built here, entries stay unparsed. */
+  private useSnapshot(snapshot: HistorySnapshot, file: Buffer): void {
+    this.base = snapshot;
+    this.baseFile = file;
+    this.entries = new Array<HistoryEntry | undefined>(snapshot.n);
+    const { n, sessionOf, sessions, changeEnd, changePath, changeWritten, paths } = snapshot;
+    const bySession: number[][] = sessions.map(() => []);
+    for (let i = 0; i < n; i++) if (sessionOf[i] >= 0) bySession[sessionOf[i]].push(i);
+    // Table order is first appearance, so the maps keep the order adding the entries one by one gives.
+    for (let s = 0; s < sessions.length; s++) if (bySession[s].length) this.bySessionIds.set(sessions[s], bySession[s]);
+    const memory = paths.map((p) => isMemoryFile(p));
+    const byPath: number[][] = paths.map(() => []);
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      for (; k < changeEnd[i]; k++) {
+        const p = changePath[k];
+        byPath[p].push(i);
+        if (!memory[p]) continue;
+        if (changeWritten[k]) this.live.set(paths[p], i);
+        else this.live.delete(paths[p]);
+      }
+    }
+    for (let p = 0; p < paths.length; p++) if (byPath[p].length) this.byPathIds.set(paths[p], byPath[p]);
+  }
+
+  /** Parse a snapshot position's line (once: the entry object is kept, facts may be set on it later). */
+  private materialise(position: number): HistoryEntry | undefined {
+    const base = this.base!;
+    if (!Number.isInteger(position) || position < 0 || position >= base.n || !this.baseFile) return undefined;
+    const start = base.lineAt(position);
+    let entry: HistoryEntry | undefined;
+    try {
+      entry = JSON.parse(this.baseFile.toString('utf8', start, this.baseFile.indexOf(10, start))) as HistoryEntry;
+    } catch {
+      entry = undefined;
+    }
+    if (typeof entry?.commit !== 'string' || entry.commit !== base.commitAt(position)) this.inconsistent(position);
+    this.entries[position] = entry;
+    return entry;
+  }
+
+  /**
+   * A snapshot that passed its checks but does not describe its lines (only a forged one can): fail loudly
+   * and drop it, so that the next open loads the JSON lines.
+   */
+  private inconsistent(position: number): never {
+    fs.rmSync(this.snapshotFile, { force: true });
+    throw new Error(`memgit: the history snapshot ${this.snapshotFile} does not match ${this.file} at entry ${position}; it was removed, reopen the store`);
+  }
+
+  private baseRow(snapshot: HistorySnapshot, i: number): SnapshotRow {
+    const paths: string[] = [];
+    const written: boolean[] = [];
+    for (let k = i === 0 ? 0 : snapshot.changeEnd[i - 1]; k < snapshot.changeEnd[i]; k++) {
+      paths.push(snapshot.paths[snapshot.changePath[k]]);
+      written.push(snapshot.changeWritten[k] === 1);
+    }
+    const session = snapshot.sessionOf[i];
+    return {
+      commit: snapshot.commitAt(i),
+      toolUseId: snapshot.toolAt(i),
+      session: session < 0 ? undefined : snapshot.sessions[session],
+      paths,
+      written,
+      facts: snapshot.facts[i] === 1,
+      start: snapshot.lineAt(i),
+    };
+  }
+
+  /** Write the snapshot (a cache: a failure leaves the next open to parse the lines). */
+  private async writeSnapshot(rows: SnapshotRow[], file: Buffer, covered: number): Promise<void> {
+    const data = HistorySnapshot.build(rows, file, covered);
+    if (!data) {
+      await fs.promises.rm(this.snapshotFile, { force: true }).catch(() => undefined);
+      return;
+    }
+    const temp = `${this.snapshotFile}.rewrite-${process.pid}-${++rewriteCounter}`;
+    try {
+      await fs.promises.writeFile(temp, data, { mode: 0o600 });
+      await fs.promises.rename(temp, this.snapshotFile);
+    } catch {
+      await fs.promises.rm(temp, { force: true }).catch(() => undefined);
+    }
   }
 
   /**
    * An index in an earlier format: its entries (commit, trailers, changed blobs) are still right, only the
    * facts are missing; they are filled in lazily. It is rewritten in this format and the old file removed.
    */
-  private async readPreviousVersion(): Promise<string> {
+  private async readPreviousVersion(): Promise<Buffer> {
     for (const version of PREVIOUS_VERSIONS) {
       const old = path.join(path.dirname(this.file), `history-v${version}.jsonl`);
       try {
-        const text = await fs.promises.readFile(old, 'utf8');
+        const text = await fs.promises.readFile(old);
         this.fileNeedsRewrite = true;
         this.afterRewrite = () => fs.promises.rm(old, { force: true });
         return text;
@@ -444,7 +618,7 @@ export class HistoryIndex {
         // not there: try the next
       }
     }
-    return '';
+    return Buffer.alloc(0);
   }
 
   private afterRewrite: (() => Promise<void>) | null = null;
@@ -488,7 +662,7 @@ export class HistoryIndex {
     await fs.promises.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const temp = `${this.file}.rewrite-${process.pid}-${++rewriteCounter}`;
     try {
-      await fs.promises.writeFile(temp, this.entries.map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
+      await fs.promises.writeFile(temp, this.all().map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
       await fs.promises.rename(temp, this.file);
     } catch (error) {
       await fs.promises.rm(temp, { force: true }).catch(() => undefined);
@@ -513,6 +687,27 @@ export function makeEntry(
   if (tree) entry.tree = tree;
   if (meta.command && !meta.actor) entry.toolUseId = meta.title;
   return entry;
+}
+
+/** What a snapshot records of an entry parsed from a line; null when it cannot be recorded exactly. */
+function snapshotRow(entry: HistoryEntry, start: number): SnapshotRow | null {
+  try {
+    // As add() reads them: a falsy id or session is not indexed.
+    const toolUseId = entry.toolUseId || undefined;
+    const session = entry.session || undefined;
+    if ((toolUseId !== undefined && typeof toolUseId !== 'string') || (session !== undefined && typeof session !== 'string')) return null;
+    if (!Array.isArray(entry.changes)) return null;
+    const paths: string[] = [];
+    const written: boolean[] = [];
+    for (const change of entry.changes) {
+      if (typeof change !== 'object' || change === null || typeof change.path !== 'string') return null;
+      paths.push(change.path);
+      written.push(Boolean(change.newOid));
+    }
+    return { commit: entry.commit, toolUseId, session, paths, written, facts: Boolean(entry.facts), start };
+  } catch {
+    return null;
+  }
 }
 
 function pushTo(map: Map<string, number[]>, key: string, value: number): void {

@@ -412,10 +412,15 @@ export class MemoryStore {
       readOnly: this.readOnly,
       head: () => this.refreshHead(),
       commitsAfter: (commit) => {
-        const all = this.history.all();
         const start = commit === null ? 0 : this.history.position(commit);
         if (start === undefined) return null;
-        return all.slice(commit === null ? 0 : start + 1).map((e) => ({ commit: e.commit, time: e.time }));
+        // By position, not all(): only the entries asked for are parsed (a snapshot-loaded index).
+        const commits: Array<{ commit: string; time: number }> = [];
+        for (let i = commit === null ? 0 : start + 1; i < this.history.size; i++) {
+          const e = this.history.at(i)!;
+          commits.push({ commit: e.commit, time: e.time });
+        }
+        return commits;
       },
       fastForward: (commit) => this.fastForward(commit),
       onCommitted: (listener) => {

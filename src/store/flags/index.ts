@@ -105,7 +105,7 @@ export class FlagIndex {
   }
 
   /** Scan whatever history has that was not scanned yet (in the background; resolves when done). */
-  catchUp(history: Pick<HistoryIndex, 'all' | 'position'>): Promise<void> {
+  catchUp(history: Pick<HistoryIndex, 'at' | 'size' | 'position'>): Promise<void> {
     if (this.running) {
       this.again = true;
       return this.running;
@@ -143,9 +143,8 @@ export class FlagIndex {
     fs.rmSync(this.stateFile, { force: true });
   }
 
-  private async scanPending(history: Pick<HistoryIndex, 'all' | 'position'>): Promise<void> {
+  private async scanPending(history: Pick<HistoryIndex, 'at' | 'size' | 'position'>): Promise<void> {
     this.load();
-    const all = history.all();
     let start = 0;
     if (this.through) {
       // A lookup, not a search: this runs after every commit, and history only grows.
@@ -153,15 +152,17 @@ export class FlagIndex {
       start = at < 0 ? 0 : at + 1;
       if (at < 0) this.reset();
     }
-    for (let i = start; i < all.length && !this.stopped; i++) {
-      const record = await this.scanEntry(all[i]);
+    // By position, not all(): a warm open leaves entries unparsed until they are asked for.
+    for (let i = start; i < history.size && !this.stopped; i++) {
+      const entry = history.at(i)!;
+      const record = await this.scanEntry(entry);
       if (record) {
         this.add(record);
         fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
         fs.appendFileSync(this.file, JSON.stringify(record) + '\n', { mode: 0o600 });
       }
-      this.through = all[i].commit;
-      if (record || i === all.length - 1 || i % 200 === 0) fs.writeFileSync(this.stateFile, JSON.stringify({ through: this.through }) + '\n', { mode: 0o600 });
+      this.through = entry.commit;
+      if (record || i === history.size - 1 || i % 200 === 0) fs.writeFileSync(this.stateFile, JSON.stringify({ through: this.through }) + '\n', { mode: 0o600 });
     }
   }
 
