@@ -89,6 +89,8 @@ export async function callMemoryTool(store: MemoryStore, args: unknown, context:
       { type: 'tool_use', id, name: 'memory', input: args },
       { session: context.session, client: context.client },
     );
+    // Answered once settled (the working tree written too), as over HTTP: an MCP client cannot wait for it.
+    await store.settled();
   } catch (error) {
     return storeFailure(error, id, context.log);
   }

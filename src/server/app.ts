@@ -99,7 +99,13 @@ export function createServerApp(options: ServerAppOptions): Express {
     if (toolUse === undefined) throw new HttpError(400, 'invalid_request_error', 'tool_use is required: the Messages API tool_use block');
     if (typeof session !== 'string') throw new HttpError(400, 'invalid_request_error', 'session is required: a string such as "sess_20261202T140312_k3f9"');
     const key = req.memgitKey!;
-    const report = await registry.use(String(req.params.store), { create: key.create }, (store) => store.executeWithReport(toolUse, { session }));
+    // Answered once the call has settled: a remote client cannot wait for the working tree otherwise, and
+    // whoever looks at the store's files after the answer (an operator, a test) finds them written.
+    const report = await registry.use(String(req.params.store), { create: key.create }, async (store) => {
+      const executed = await store.executeWithReport(toolUse, { session });
+      await store.settled();
+      return executed;
+    });
     res.json({ tool_result: report.result, commit: report.commit ?? null });
   });
 

@@ -12,8 +12,12 @@ import { gitReport, makeTempDir, removeDir, storeFingerprint } from './git-helpe
 
 const session = { session: 'sess_disk' };
 let n = 0;
-const call = (store: MemoryStore, input: Record<string, unknown>) =>
-  store.execute({ type: 'tool_use', id: `toolu_w${++n}`, name: 'memory', input }, session);
+// Settled: these tests plant links in the working tree and look at it, which follows an acknowledged call.
+const call = async (store: MemoryStore, input: Record<string, unknown>) => {
+  const result = await store.execute({ type: 'tool_use', id: `toolu_w${++n}`, name: 'memory', input }, session);
+  await store.settled();
+  return result;
+};
 
 let repo: string;
 let outside: string;
