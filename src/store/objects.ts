@@ -247,12 +247,18 @@ export async function diffTrees(
   // Maps, not find(): a directory of 1,000 files would otherwise cost a million comparisons per call.
   const oldEntries = new Map((oldTree ? await objects.readTree(oldTree) : []).map((e) => [e.path, e]));
   const newEntries = new Map((newTree ? await objects.readTree(newTree) : []).map((e) => [e.path, e]));
-  const names = new Set([...oldEntries.keys(), ...newEntries.keys()]);
+  // Only the names that differ are sorted (in the order of every name, sorted: the same changes in the
+  // same order), not every name of both trees: a call changes one or two entries of a large folder.
+  const names: string[] = [];
+  for (const [name, after] of newEntries) {
+    const before = oldEntries.get(name);
+    if (!before || before.oid !== after.oid || before.type !== after.type) names.push(name);
+  }
+  for (const name of oldEntries.keys()) if (!newEntries.has(name)) names.push(name);
   const changes: FileChange[] = [];
-  for (const name of [...names].sort()) {
+  for (const name of names.sort()) {
     const before = oldEntries.get(name) ?? null;
     const after = newEntries.get(name) ?? null;
-    if (before && after && before.oid === after.oid && before.type === after.type) continue;
     const full = prefix ? `${prefix}/${name}` : name;
     const beforeTree = before?.type === 'tree' ? before.oid : null;
     const afterTree = after?.type === 'tree' ? after.oid : null;
