@@ -30,6 +30,22 @@ const NO_PATH = new TypeError('readFile needs a path');
 
 const LOOSE_OBJECT = /[\\/]objects[\\/][0-9a-f]{2}[\\/][0-9a-f]{38}$/;
 
+/**
+ * The answer to a read of a loose object that is not there. isomorphic-git looks for every object loose
+ * before it looks in the packs, and its FileSystem.read catches any error and returns null, so nothing
+ * ever looks at this error beyond its code. One object, built once without a stack: constructing an Error
+ * (capturing a stack) per miss cost more than the miss itself when a packed history is read.
+ */
+const NO_LOOSE_OBJECT: NodeJS.ErrnoException = (() => {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return Object.freeze(Object.assign(new Error('ENOENT: no such loose object'), { code: 'ENOENT', errno: -2, syscall: 'open' }));
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+})();
+
 let tempCounter = 0;
 
 export interface DurableFsOptions {
@@ -99,7 +115,7 @@ export class DurableFs {
       return encoding ? bytes.toString(encoding) : bytes;
     }
     if (!LOOSE_OBJECT.test(file)) return nodeFs.promises.readFile(file, options);
-    if (!nodeFs.existsSync(file)) throw Object.assign(new Error(`ENOENT: no such file, open '${file}'`), { code: 'ENOENT' });
+    if (!nodeFs.existsSync(file)) throw NO_LOOSE_OBJECT;
     const bytes = nodeFs.readFileSync(file);
     return encoding ? bytes.toString(encoding) : bytes;
   }

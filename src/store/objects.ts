@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import git from 'isomorphic-git';
 import type { DurableFs } from './durable-fs';
 import { blobOid, commitContent, encodeLoose, LooseType, treeContent } from './loose-object';
+import { PackCacheTuner } from './pack-cache';
 
 /**
  * Object-level access to one repository: blobs, trees and commits by oid, all read and written through
@@ -28,12 +29,12 @@ const TREE_CACHE_LIMIT = 20_000;
 /** Blobs kept decoded (most recently used), by count and total bytes: a page view re-reads the same ones. */
 const RECENT_BLOB_LIMIT = 8192;
 const RECENT_BLOBS_BYTES = 32 * 1024 * 1024;
-const PACK_CACHE_TRIM_EVERY = 20_000;
 const RECENT_BLOB_MAX_BYTES = 1024 * 1024;
 
 export class ObjectStore {
   /** isomorphic-git's own cache object: shared between calls so packfiles and the index are parsed once. */
   readonly gitCache: object = {};
+  private readonly packCache = new PackCacheTuner(this.gitCache);
   private readonly trees = new Map<string, TreeEntry[]>();
   private readonly recentBlobs = new Map<string, Uint8Array>();
 
@@ -193,27 +194,13 @@ export class ObjectStore {
   }
 
   /**
-   * isomorphic-git keeps every object it has read from a pack (GitPackIndex.offsetCache) for the life of
-   * the cache and never evicts: reading a large history once would keep all of it in memory. Empty those
-   * caches every so many reads; the packs and their indexes stay loaded.
+   * Before each read: the pack indexes isomorphic-git has loaded get a working, bounded cache of the
+   * objects (and delta bases) read from them (pack-cache.ts: as shipped, it caches nothing for a pack
+   * index read from a .idx file, and every read inflates its whole delta chain again).
    */
   private countRead(): void {
-    if (++this.reads % PACK_CACHE_TRIM_EVERY !== 0) return;
-    const cache = this.gitCache as Record<symbol, unknown>;
-    for (const key of Object.getOwnPropertySymbols(cache)) {
-      const value = cache[key];
-      if (!(value instanceof Map)) continue;
-      for (const loading of value.values()) {
-        void Promise.resolve(loading)
-          .then((pack: unknown) => {
-            if (pack && typeof pack === 'object' && 'offsetCache' in pack) (pack as { offsetCache: object }).offsetCache = {};
-          })
-          .catch(() => undefined);
-      }
-    }
+    this.packCache.tune();
   }
-
-  private reads = 0;
 
   /** Forget the packs isomorphic-git has loaded (after gc replaced them). */
   forgetPacks(): void {
@@ -260,12 +247,18 @@ export async function diffTrees(
   // Maps, not find(): a directory of 1,000 files would otherwise cost a million comparisons per call.
   const oldEntries = new Map((oldTree ? await objects.readTree(oldTree) : []).map((e) => [e.path, e]));
   const newEntries = new Map((newTree ? await objects.readTree(newTree) : []).map((e) => [e.path, e]));
-  const names = new Set([...oldEntries.keys(), ...newEntries.keys()]);
+  // Only the names that differ are sorted (in the order of every name, sorted: the same changes in the
+  // same order), not every name of both trees: a call changes one or two entries of a large folder.
+  const names: string[] = [];
+  for (const [name, after] of newEntries) {
+    const before = oldEntries.get(name);
+    if (!before || before.oid !== after.oid || before.type !== after.type) names.push(name);
+  }
+  for (const name of oldEntries.keys()) if (!newEntries.has(name)) names.push(name);
   const changes: FileChange[] = [];
-  for (const name of [...names].sort()) {
+  for (const name of names.sort()) {
     const before = oldEntries.get(name) ?? null;
     const after = newEntries.get(name) ?? null;
-    if (before && after && before.oid === after.oid && before.type === after.type) continue;
     const full = prefix ? `${prefix}/${name}` : name;
     const beforeTree = before?.type === 'tree' ? before.oid : null;
     const afterTree = after?.type === 'tree' ? after.oid : null;

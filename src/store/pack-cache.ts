@@ -1,0 +1,129 @@
+/**
+ * A bounded cache of the objects isomorphic-git reads from packs, installed into its own pack indexes.
+ *
+ * isomorphic-git (1.44) resolves a packed object that is stored as a delta by reading its base, and the
+ * base's base, down the whole delta chain (git packs chains up to 50 deep), inflating each link with
+ * pako. Its GitPackIndex has a cache for that, `offsetCache` (pack offset -> {type, object}), filled by
+ * `readSlice` only once `this.readDepth > 3` — but `readDepth` is initialised only for a pack index built
+ * from a pack, never for one loaded from a .idx file (`fromIdx`, the only way memgit's packs are read):
+ * there `readDepth++` yields NaN, `NaN > 3` is false, and nothing is ever cached. Every packed read then
+ * inflates its entire chain again: rebuilding the history index of a 10,000-commit store (30,000 tree
+ * reads) made 777,189 inflate calls. And were it switched on, that cache would never evict.
+ *
+ * So each pack index isomorphic-git loads through our cache object gets, once: `readDepth` set to a number
+ * above the threshold (every object it reads is offered to the cache) and an `offsetCache` of our own, a
+ * proxy over a Map that keeps the most recently used objects up to a byte budget. isomorphic-git reaches
+ * the pack indexes only through the `cache` object it is handed (under a private symbol, a Map of
+ * filename -> promise of GitPackIndex); they are found here by their shape, and anything that does not
+ * have that shape is left alone — a later isomorphic-git that changes it loses this cache, not correctness.
+ * Objects handed out from the cache are shared, as isomorphic-git's own cache shares them: memgit never
+ * mutates what it reads (ObjectStore's recent blobs are shared the same way).
+ */
+
+/** What GitPackIndex.readSlice caches per offset. */
+interface SliceResult {
+  type: string;
+  object: Uint8Array;
+}
+
+/** Bytes of decoded objects kept per pack. */
+export const PACK_CACHE_BYTES = 48 * 1024 * 1024;
+/** Objects larger than this are not kept (one large blob must not flush every tree). */
+const PACK_CACHE_MAX_OBJECT = 4 * 1024 * 1024;
+/** Above isomorphic-git's threshold (readDepth > 3): every read object is offered to the cache. */
+const CACHING_DEPTH = 4;
+
+const BOUNDED = Symbol('memgit bounded offsetCache');
+
+/** A stand-in for `offsetCache` (indexed by offset, read and written with `[]`), bounded by bytes, LRU. */
+export function boundedOffsetCache(maxBytes = PACK_CACHE_BYTES): Record<string, SliceResult | undefined> {
+  const entries = new Map<string, SliceResult>();
+  let bytes = 0;
+  const sizeOf = (value: SliceResult) => value.object.byteLength;
+  return new Proxy({} as Record<string, SliceResult | undefined>, {
+    get(_target, key) {
+      if (key === BOUNDED) return true;
+      if (typeof key !== 'string') return undefined;
+      const value = entries.get(key);
+      if (value) {
+        entries.delete(key); // most recently used goes last
+        entries.set(key, value);
+      }
+      return value;
+    },
+    set(_target, key, value: unknown) {
+      if (typeof key !== 'string' || !isSliceResult(value)) return true; // not kept; never an error for the reader
+      const old = entries.get(key);
+      if (old) {
+        entries.delete(key);
+        bytes -= sizeOf(old);
+      }
+      if (sizeOf(value) > Math.min(PACK_CACHE_MAX_OBJECT, maxBytes)) return true;
+      entries.set(key, value);
+      bytes += sizeOf(value);
+      while (bytes > maxBytes) {
+        const [first, dropped] = entries.entries().next().value!;
+        entries.delete(first);
+        bytes -= sizeOf(dropped);
+      }
+      return true;
+    },
+    has(_target, key) {
+      return key === BOUNDED || (typeof key === 'string' && entries.has(key));
+    },
+    deleteProperty(_target, key) {
+      const old = typeof key === 'string' ? entries.get(key) : undefined;
+      if (old) {
+        entries.delete(key as string);
+        bytes -= sizeOf(old);
+      }
+      return true;
+    },
+  });
+}
+
+function isSliceResult(value: unknown): value is SliceResult {
+  return !!value && typeof value === 'object' && (value as SliceResult).object instanceof Uint8Array && typeof (value as SliceResult).type === 'string';
+}
+
+/** Is this object shaped like isomorphic-git's GitPackIndex (the fields readSlice uses)? */
+function isPackIndex(value: unknown): value is { offsetCache: object; readDepth: unknown; readSlice: unknown } {
+  if (!value || typeof value !== 'object') return false;
+  const pack = value as { offsetCache?: unknown; readSlice?: unknown };
+  return typeof pack.offsetCache === 'object' && pack.offsetCache !== null && typeof pack.readSlice === 'function';
+}
+
+/**
+ * Give every pack index loaded into isomorphic-git's `cache` object a bounded, working offset cache.
+ * Cheap enough to call before every object read: each loading pack index is looked at once.
+ */
+export class PackCacheTuner {
+  private readonly seen = new WeakSet<object>();
+
+  constructor(
+    private readonly gitCache: object,
+    private readonly maxBytes = PACK_CACHE_BYTES,
+  ) {}
+
+  tune(): void {
+    const cache = this.gitCache as Record<symbol, unknown>;
+    for (const key of Object.getOwnPropertySymbols(cache)) {
+      const value = cache[key];
+      if (!(value instanceof Map)) continue;
+      for (const loading of value.values()) {
+        if (!loading || (typeof loading !== 'object' && typeof loading !== 'function') || this.seen.has(loading)) continue;
+        this.seen.add(loading);
+        void Promise.resolve(loading).then(
+          (pack: unknown) => this.install(pack),
+          () => undefined,
+        );
+      }
+    }
+  }
+
+  private install(pack: unknown): void {
+    if (!isPackIndex(pack) || (pack.offsetCache as Record<symbol, unknown>)[BOUNDED]) return;
+    pack.offsetCache = boundedOffsetCache(this.maxBytes);
+    if (!(typeof pack.readDepth === 'number' && pack.readDepth > CACHING_DEPTH)) pack.readDepth = CACHING_DEPTH;
+  }
+}
