@@ -813,11 +813,17 @@ function targets(opts: Options, writes: WriteResult[], flat: FlatResult[], reads
         lines.push(
           `  Why: the index must hold each commit's blob ids (rollback, blame and file history use them), and only trees name them: the ` +
             `trailers say which path a call changed, not its new blob. So the cold open reads every commit once and diffs the trees along the ` +
-            `changed path (three tree objects per call), each read from the pack through isomorphic-git; line counts and sizes are left to ` +
-            `the background backfill (row above) so that the open itself stays as short as this.`,
+            `changed path (three tree objects per call), each read from the pack through isomorphic-git. Each packed object is now inflated ` +
+            `once (src/store/pack-cache.ts: isomorphic-git 1.44 never cached packed reads for a pack loaded from its .idx, so every read ` +
+            `re-inflated its whole delta chain, up to 50 deep); what remains per object is isomorphic-git's JavaScript inflate (pako), tree ` +
+            `parsing and per-call setup, and garbage collection. memgit may decode loose objects itself but not packs. Line counts and sizes ` +
+            `are left to the background backfill (row above) so that the open itself stays as short as this.`,
         );
       } else if (s.median > bound && /warm/.test(name)) {
-        lines.push(`  Why: a warm open parses the whole JSON-lines history index (one line per commit, with its facts) and rebuilds its maps.`);
+        lines.push(
+          `  Why: a warm open checks the snapshot of the history index's lookup tables against the JSON-lines file it describes (the ` +
+            `file's SHA-1), loads its tables and builds the session and path maps; entries are parsed when first asked for.`,
+        );
       }
     }
     const serve = rTop.serve;

@@ -74,8 +74,12 @@ class RemoteLoop {
   private async run(): Promise<void> {
     this.dirty = false;
     try {
+      const headBefore = await this.port.head();
       await pushToRemote(this.port, this.remote);
       this.failures = 0;
+      // Commits notified while the push ran may all have been carried by it (it reads HEAD as it starts):
+      // when HEAD has not moved since, another push would only find the remote up to date.
+      if (this.dirty && (await this.port.head()) === headBefore) this.dirty = false;
     } catch (error) {
       if (error instanceof ReplicationStoppedError) return; // logged once by pushToRemote; needs an operator
       this.failures += 1;
