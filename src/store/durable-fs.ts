@@ -263,15 +263,18 @@ export class DurableFs {
     this.staged.clear();
     const temps: Array<{ temp: string; file: string; fd: number | null }> = [];
     try {
-      for (const [file, { data, mode }] of batch) {
-        const temp = this.tempFor(file);
-        const slot: { temp: string; file: string; fd: number | null } = { temp, file, fd: null };
-        temps.push(slot);
-        slot.fd = this.createInDir(temp, data, mode);
-      }
-      for (let i = 0; i < temps.length; i += STAGED_WRITE_CONCURRENCY) {
+      // In chunks, so that a rewrite staging thousands of objects (a redaction) holds a bounded number of
+      // descriptors; a call's handful of objects is one chunk.
+      for (let i = 0; i < batch.length; i += STAGED_WRITE_CONCURRENCY) {
+        const chunk: typeof temps = [];
+        for (const [file, { data, mode }] of batch.slice(i, i + STAGED_WRITE_CONCURRENCY)) {
+          const slot: { temp: string; file: string; fd: number | null } = { temp: this.tempFor(file), file, fd: null };
+          temps.push(slot);
+          chunk.push(slot);
+          slot.fd = this.createInDir(slot.temp, data, mode);
+        }
         await Promise.all(
-          temps.slice(i, i + STAGED_WRITE_CONCURRENCY).map(async (slot) => {
+          chunk.map(async (slot) => {
             const fd = slot.fd!;
             slot.fd = null;
             await finishTemp(fd, this.fsync);
