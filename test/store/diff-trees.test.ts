@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { DurableFs } from '../../src/store/durable-fs';
 import { diffTrees, FileChange, ObjectStore } from '../../src/store/objects';
 import { useTempDir } from './git-helpers';
+import { mulberry32 as random } from '../support/random';
 
 const tempDir = useTempDir();
 
@@ -40,16 +41,6 @@ async function referenceDiff(objects: ObjectStore, oldTree: string | null, newTr
   return changes;
 }
 
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test('diffTrees gives what diffing every name gives, on random and hostile trees', async () => {
   const dir = tempDir();

@@ -19,18 +19,8 @@ import {
   removeDir,
   workingTreeFiles,
 } from './git-helpers';
+import { mulberry32 as seededRandom } from '../support/random';
 
-/** mulberry32: a tiny, well-known seeded PRNG, so a failure can be replayed exactly. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SESSIONS = ['sess_alpha', 'sess_beta', 'sess_gamma.2'];
 /** A small pool so that calls collide: same files, files under directories, two spellings of one name. */

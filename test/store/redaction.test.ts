@@ -10,6 +10,7 @@ import { MemoryStore } from '../../src/store/memory-store';
 import { RedactionRefusedError } from '../../src/store/errors';
 import { CLI_MAIN, ensureBuilt } from '../support/dist';
 import { makeTempDir, removeDir } from './git-helpers';
+import { mulberry32 as seeded } from '../support/random';
 
 const SECRET = 'sk-ant-api03-Zq7XvN2pL9wR4tY8uI1oP5aS3dF6gH0jK';
 const QUIET = { log: () => undefined };
@@ -327,17 +328,6 @@ function phaseOf(dir: string, looseBefore: number, oldHead: string, t0: number):
     rewriting: countLoose(dir) > looseBefore,
     journal: fs.existsSync(path.join(dir, '.git', 'memgit', 'redaction-pending.json')),
     moved: ref !== oldHead,
-  };
-}
-
-/** A small seeded generator, so that a failing run's kill moments can be run again (REDACTION_KILL_SEED). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

@@ -21,6 +21,7 @@ import { overview } from '../../../src/web/services/overview';
 import { sessionPage } from '../../../src/web/services/sessions';
 import { treePage } from '../../../src/web/services/tree';
 import { makeTempDir, QUIET, removeDir, toolUse, useTempDir } from '../git-helpers';
+import { mulberry32 as random } from '../../support/random';
 
 const tempDir = useTempDir();
 const extraDirs: string[] = [];
@@ -32,17 +33,6 @@ function anotherDir(): string {
   return dir;
 }
 
-/** mulberry32: a small seeded generator, so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DIRS = ['', 'a', 'a/b', 'c'];
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'shared line', 'same', ''];

@@ -11,6 +11,7 @@ import { HistoryIndex, HistoryIndexOptions } from '../../../src/store/history-in
 import { MemoryStore } from '../../../src/store/memory-store';
 import { ObjectStore } from '../../../src/store/objects';
 import { makeTempDir, QUIET, removeDir, toolUse, useTempDir } from '../git-helpers';
+import { mulberry32 as random } from '../../support/random';
 
 const tempDir = useTempDir();
 const extraDirs: string[] = [];
@@ -23,17 +24,6 @@ function copyOf(dir: string): string {
   return copy;
 }
 
-/** mulberry32: a small seeded generator, so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DIRS = ['', 'a', 'a/b', 'é ü', 'c'];
 
