@@ -9,6 +9,7 @@ export type {
   MemoryToolUse,
   ToolResult,
   ExecuteContext,
+  ExecuteOptions,
   ExecutionReport,
 } from './store/memory-store';
 export type { MemoryToolOptions, MemoryToolCallHook, RunnableMemoryTool } from './store/memory-tool';

@@ -85,12 +85,12 @@ export async function callMemoryTool(store: MemoryStore, args: unknown, context:
   const id = newMcpCallId();
   let report;
   try {
+    // Answered once settled (the working tree written too), as over HTTP: an MCP client cannot wait for it.
     report = await store.executeWithReport(
       { type: 'tool_use', id, name: 'memory', input: args },
       { session: context.session, client: context.client },
+      { settle: true },
     );
-    // Answered once settled (the working tree written too), as over HTTP: an MCP client cannot wait for it.
-    await store.settled();
   } catch (error) {
     return storeFailure(error, id, context.log);
   }

@@ -101,11 +101,9 @@ export function createServerApp(options: ServerAppOptions): Express {
     const key = req.memgitKey!;
     // Answered once the call has settled: a remote client cannot wait for the working tree otherwise, and
     // whoever looks at the store's files after the answer (an operator, a test) finds them written.
-    const report = await registry.use(String(req.params.store), { create: key.create }, async (store) => {
-      const executed = await store.executeWithReport(toolUse, { session });
-      await store.settled();
-      return executed;
-    });
+    const report = await registry.use(String(req.params.store), { create: key.create }, (store) =>
+      store.executeWithReport(toolUse, { session }, { settle: true }),
+    );
     res.json({ tool_result: report.result, commit: report.commit ?? null });
   });
 

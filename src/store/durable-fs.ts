@@ -169,18 +169,6 @@ export class DurableFs {
     await Promise.all([...files, ...dirs].map((target) => syncDir(target)));
   }
 
-  /** The directories the next flush would fsync, handed to the caller (who fsyncs them with syncDirs). */
-  takeTouchedDirs(): string[] {
-    const dirs = [...this.touchedDirs];
-    this.touchedDirs.clear();
-    return dirs;
-  }
-
-  async syncDirs(dirs: string[]): Promise<void> {
-    if (!this.fsync) return;
-    await Promise.all(dirs.map((dir) => syncDir(dir)));
-  }
-
   /** Atomically replace `file` with `data`: temp file, fsync, rename. */
   async writeFile(file: string, data: WriteData, options?: WriteOptions): Promise<void> {
     await this.replace(file, data, options, this.fsync, Promise.resolve());

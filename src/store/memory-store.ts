@@ -106,6 +106,15 @@ export interface ExecuteContext {
   client?: ClientInfo;
 }
 
+export interface ExecuteOptions {
+  /**
+   * Resolve only once the call has settled: its working-tree file and the git index written too. By
+   * default an applied call resolves as soon as its commit is durable, and those follow under the write
+   * lock (see `settled()`). For edges whose clients cannot wait for them otherwise (HTTP, MCP).
+   */
+  settle?: boolean;
+}
+
 /** What `execute` did, for callers that want more than the tool_result (the CLI, chat logging). */
 export interface ExecutionReport {
   result: ToolResult;
@@ -233,12 +242,12 @@ export class MemoryStore {
   }
 
   /** Execute one memory tool_use block and return the tool_result to send back. */
-  async execute(toolUse: unknown, context: ExecuteContext): Promise<ToolResult> {
-    return (await this.executeWithReport(toolUse, context)).result;
+  async execute(toolUse: unknown, context: ExecuteContext, options: ExecuteOptions = {}): Promise<ToolResult> {
+    return (await this.executeWithReport(toolUse, context, options)).result;
   }
 
-  async executeWithReport(toolUse: unknown, context: ExecuteContext): Promise<ExecutionReport> {
-    const report = await this.executeUnlogged(toolUse, context);
+  async executeWithReport(toolUse: unknown, context: ExecuteContext, options: ExecuteOptions = {}): Promise<ExecutionReport> {
+    const report = await this.executeUnlogged(toolUse, context, options);
     // On the record (call-log.ts): a write's line before it is acknowledged, reads and failures buffered.
     // A log that cannot be written must not turn an applied call into an exception.
     await this.callLog
@@ -247,7 +256,7 @@ export class MemoryStore {
     return report;
   }
 
-  private async executeUnlogged(toolUse: unknown, context: ExecuteContext): Promise<ExecutionReport> {
+  private async executeUnlogged(toolUse: unknown, context: ExecuteContext, options: ExecuteOptions): Promise<ExecutionReport> {
     this.assertOpen();
     const block = asMemoryToolUse(toolUse);
     const id = block.id;
@@ -282,7 +291,7 @@ export class MemoryStore {
         }
         return await this.lock.inOrder(view);
       }
-      return await this.withWriteLock(() => this.mutate(id, context, input), { acknowledgeEarly: true });
+      return await this.withWriteLock(() => this.mutate(id, context, input), { acknowledgeEarly: !options.settle });
     } catch (error) {
       if (isApiMisuse(error)) throw error;
       // Reached only by calls that were not applied: once a commit is durable, later failures are
@@ -582,18 +591,15 @@ export class MemoryStore {
   /**
    * Run a write under the lock, first repairing a write that another process (or this one) left
    * unfinished: a long-lived store must not build on a half-projected working tree until it is reopened.
-   */
-  /**
-   * Run `task` under the write lock. With `acknowledgeEarly` (an agent's call), the result of a task that
-   * applied a commit is handed back as soon as the task returns: the commit is durable by then, and what
-   * follows it (the working tree and index, see afterRefMoved) is done before the lock is released, so
-   * the next call (of any process) and `settled()` see it finished.
+   * With `acknowledgeEarly` (an agent's call), the result of a task that applied a commit is handed back as
+   * soon as the task returns: the commit is durable by then, and what follows it (the working tree and
+   * index, see afterRefMoved) is done before the lock is released, so the next call (of any process) and
+   * `settled()` see it finished.
    */
   private withWriteLock<T>(task: () => Promise<T>, options: { acknowledgeEarly?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.lock
         .withLock(async () => {
-          await this.finishPendingProjection();
           await this.recoverIfNeeded();
           try {
             const value = await task();
