@@ -22,6 +22,7 @@ import { MemoryStore, ToolResult } from '../../src/store/memory-store';
 import type { AckLine } from './crash-writer';
 import { indexOfToolUseId, workloadCall } from './crash-workload';
 import { gitReport } from './git-helpers';
+import { mulberry32 as random } from '../support/random';
 
 export const WRITER_SCRIPT = path.resolve(
   __dirname,
@@ -50,16 +51,6 @@ export interface CrashOptions {
   seed: number;
   /** Called after every kill with a one-line summary. */
   progress?: (line: string) => void;
-}
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The workload replayed through the in-memory model, advanced monotonically as the writer goes on. */

@@ -5,6 +5,8 @@
  *
  * Every path is below /memories/w, so the harness's own probe writes (/memories/probe.md) stay out of it.
  */
+// Seeded per call (see workloadCall), so any call can be computed alone.
+import { mulberry32 as prng } from '../support/random';
 
 export interface WorkloadCall {
   index: number;
@@ -17,18 +19,6 @@ const SESSIONS = ['sess_alpha', 'sess_beta', 'sess_gamma'];
 const FILES = ['f0.md', 'f1.md', 'f2.md', 'd0/g0.md', 'd0/g1.md', 'd1/g0.md', 'd1/e/h.txt'];
 const DIRS = ['d0', 'd1', 'd1/e', 'd2'];
 const OLD_STRINGS = ['line beta', 'alpha', 'note', 'missing text', 'line gamma\n'];
-
-/** mulberry32: a small, well-mixed 32-bit PRNG; seeded per call so any call can be computed alone. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function toolUseId(seed: number, index: number): string {
   return `toolu_s${seed}_${index}`;

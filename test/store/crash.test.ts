@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { ensureBuilt } from '../support/dist';
 import { runCrashCampaign } from './crash-harness';
 
-const WRITER_SOURCES = ['crash-writer.ts', 'crash-workload.ts'].map((file) => path.join(__dirname, file));
+const WRITER_SOURCES = ['crash-writer.ts', 'crash-workload.ts', '../support/random.ts'].map((file) => path.join(__dirname, file));
 
 test('survives SIGKILL at random moments with nothing acknowledged lost and nothing half-applied', async () => {
   await ensureBuilt(WRITER_SOURCES);

@@ -50,18 +50,8 @@ async function randomHistory(store: MemoryStore, seed: number, calls: number): P
   }
 }
 
-/** A store with a random history; its HEAD. */
+/** A store with a random history (or more of it, in a store that has one); its HEAD. */
 async function storeWithHistory(dir: string, seed: number, calls: number): Promise<string> {
-  const store = await MemoryStore.open(dir, { ...QUIET, flags: false, replicate: false });
-  try {
-    await randomHistory(store, seed, calls);
-    return store.history.head!.commit;
-  } finally {
-    await store.close();
-  }
-}
-
-async function more(dir: string, seed: number, calls: number): Promise<string> {
   const store = await MemoryStore.open(dir, { ...QUIET, flags: false, replicate: false });
   try {
     await randomHistory(store, seed, calls);
@@ -142,7 +132,7 @@ test.each([1, 2, 3])('randomised history %i: loaded through its snapshot, the in
   expect(fast.all()[5]).toBe(some);
 
   // Lines appended after the snapshot are parsed on top of it.
-  const head2 = await more(dir, seed + 100, 25);
+  const head2 = await storeWithHistory(dir, seed + 100, 25);
   const reference2 = await indexOf(dir, head2);
   const tail = await indexOf(dir, head2, SNAPSHOT);
   expect(tail.snapshotEntries).toBe(reference.size);
@@ -159,7 +149,7 @@ test('facts: an index without them (cold open) has the same missing facts and ba
   const dir = tempDir();
   await storeWithHistory(dir, 7, 40);
   fs.rmSync(path.join(dir, '.git', 'memgit'), { recursive: true, force: true }); // cold: entries indexed from git
-  const head = await more(dir, 8, 5);
+  const head = await storeWithHistory(dir, 8, 5);
   const dirB = copyOf(dir);
   const reference = await indexOf(dir, head);
   expect(reference.missingFacts()).toBeGreaterThan(0);
