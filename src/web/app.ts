@@ -5,6 +5,7 @@ import * as nunjucks from 'nunjucks';
 import type { MemoryStore } from '../store/memory-store';
 import type { OperatorAuth } from './auth';
 import { registerFilters } from './filters';
+import { labelPlaceholder } from './labels';
 import { errorHandler, RouteModule, WebDeps } from './page';
 import { ROUTE_MODULES } from './routes';
 import { hostCheck, securityHeaders } from './security';
@@ -52,6 +53,8 @@ export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
     lstripBlocks: true,
   });
   registerFilters(env);
+  // Shortened ids: placeholders that renderHtml turns into labels distinct across the page.
+  env.addFilter('idLabel', labelPlaceholder);
   env.addGlobal('maxShownLines', MAX_SHOWN_LINES);
   env.addGlobal('maxShownChars', MAX_SHOWN_CHARS);
   env.addGlobal('maxLineChars', MAX_LINE_CHARS);

@@ -222,29 +222,13 @@ export function callUrl(toolUseId: string, commit?: string | null): string {
   return isDotSegment(toolUseId) && commit ? `/commits/${encodeURIComponent(commit)}` : `/calls/${encodeURIComponent(toolUseId)}`;
 }
 
-/**
- * An id cut in the middle to at most `max` characters: the start says what kind of id it is, the end
- * is what tells two ids apart (the random suffix of `sess_20261202T140312_k3f9`, of a `toolu_…` id), so
- * both stay. The full id goes in the link and its title.
- */
-export function cutMiddle(id: string | null | undefined, max = 18): string {
-  if (!id) return '';
-  const chars = [...id];
-  if (chars.length <= max) return id;
-  const keep = Math.max(max - 1, 2);
-  const head = Math.ceil(keep * 0.4);
-  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - (keep - head)).join('')}`;
-}
-
 export function registerFilters(env: nunjucks.Environment): void {
-  env.addFilter('midcut', cutMiddle);
   env.addFilter('visible', visible);
   env.addFilter('hasHidden', hasHidden);
   env.addFilter('reltime', (t: TimeValue) => relativeTime(toSeconds(t)));
   env.addFilter('abstime', absoluteTime);
   env.addFilter('iso', isoTime);
   env.addFilter('bytes', humanBytes);
-  env.addFilter('short', (id: string | null) => (id ? id.slice(0, 10) : ''));
   env.addFilter('rel', relOf);
   env.addFilter('plural', (n: number, word: string, many?: string) => `${n} ${n === 1 ? word : many ?? `${word}s`}`);
   env.addGlobal('url', url);

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Environment } from 'nunjucks';
+import { resolveLabels } from './labels';
 import { AuditContext, BadRequest, NotFound } from './services/context';
 
 /**
@@ -40,7 +41,7 @@ export function renderHtml(res: Response, deps: WebDeps, view: string, model: ob
   const at = req.url.indexOf('?');
   const search = at === -1 ? '' : req.url.slice(at);
   const html = deps.views.render(view, { ...model, request: { path: req.path, query: req.query, search }, now: Date.now() / 1000 });
-  res.type('html').send(html);
+  res.type('html').send(resolveLabels(html));
 }
 
 /** Error pages: a clear message for a missing thing or a bad parameter; no detail of internal errors. */

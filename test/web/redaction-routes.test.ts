@@ -282,7 +282,7 @@ describe('confirming: history rewritten, the record shown, old ids resolve with 
     expect(record.status).toBe(200);
     expect(record.text).toContain(`href="/commits/${oldSecretCommit}"`);
     const newSecretCommit = git(store.dir, 'log', '--format=%H', '--grep=^toolu_r02$', 'main');
-    expect(record.text).toMatch(new RegExp(`href="/commits/${oldSecretCommit}"[^>]*>[0-9a-f]+</a></td>\\s*<td class="arrow">→</td>\\s*<td><a class="id" href="/commits/${newSecretCommit}">`));
+    expect(record.text).toMatch(new RegExp(`href="/commits/${oldSecretCommit}"[^>]*>[0-9a-f]+</a></td>\\s*<td class="arrow">→</td>\\s*<td><a class="id" href="/commits/${newSecretCommit}"[^>]*>`));
     const json = await request(app).get('/api/redactions/r1').set('Host', HOST);
     expect(json.body.mapTotal).toBe(4);
     expect(json.body.map[0]).toMatchObject({ old: oldSecretCommit, new: newSecretCommit, call: { toolUseId: 'toolu_r02' } });
