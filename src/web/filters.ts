@@ -79,6 +79,19 @@ export function visible(text: unknown, highlight?: string): nunjucks.runtime.Saf
 }
 
 /**
+ * A path made visible (as `visible` does) in segments that each end with their "/", with a line-break
+ * opportunity between them: in a table (where app.css keeps each segment on one line) a long path wraps
+ * between its folders, never inside a name ("acme-" / "logistics"); it copies as the same text.
+ */
+export function pathText(text: unknown): nunjucks.runtime.SafeString {
+  const input = text === null || text === undefined ? '' : String(text);
+  // "/memories/customers/a.md" → "/memories/", "customers/", "a.md": a leading "/" stays with its name.
+  const segments = input.match(/\/*[^/]*(?:\/+|$)/g)!.filter((segment) => segment !== '');
+  if (segments.length <= 1) return visible(input);
+  return new nunjucks.runtime.SafeString(segments.map((segment) => `<span class="seg">${visible(segment)}</span>`).join('<wbr>'));
+}
+
+/**
  * What a text costs on a page, in characters of output: its length, plus the markup of each invisible
  * character (a run of one character is one mark). Budgets of diffs and files are counted in this unit.
  */
@@ -224,6 +237,7 @@ export function callUrl(toolUseId: string, commit?: string | null): string {
 
 export function registerFilters(env: nunjucks.Environment): void {
   env.addFilter('visible', visible);
+  env.addFilter('pathText', pathText);
   env.addFilter('hasHidden', hasHidden);
   env.addFilter('reltime', (t: TimeValue) => relativeTime(toSeconds(t)));
   env.addFilter('abstime', absoluteTime);

@@ -1,4 +1,4 @@
-import { encodePath, relativeTime, url, visible } from '../../src/web/filters';
+import { encodePath, pathText, relativeTime, url, visible } from '../../src/web/filters';
 import { compareTexts, MAX_DIFF_LINES, MAX_LINE_CHARS, pairRows } from '../../src/web/services/diff-view';
 import { advance } from '../../src/web/services/files';
 import { hostName } from '../../src/web/security';
@@ -149,5 +149,21 @@ describe('cache budgets', () => {
     expect(ctx.blames.get('huge')).toBeUndefined();
     ctx.blames.set('small', { lines: lines.slice(0, 10), origins: state.origins.slice(0, 10) });
     expect(ctx.blames.get('small')?.lines).toHaveLength(10);
+  });
+});
+
+describe('pathText', () => {
+  it('splits a path into segments that end with their "/", escaped, with break opportunities between them only', () => {
+    expect(String(pathText('/memories/customers/acme-logistics/profile.md'))).toBe(
+      '<span class="seg">/memories/</span><wbr><span class="seg">customers/</span><wbr><span class="seg">acme-logistics/</span><wbr><span class="seg">profile.md</span>',
+    );
+    expect(String(pathText('/memories/a<b>/"x"\u202e.md'))).toBe(
+      '<span class="seg">/memories/</span><wbr><span class="seg">a&lt;b&gt;/</span><wbr><span class="seg">&quot;x&quot;<span class="ctl" title="U+202E RIGHT-TO-LEFT OVERRIDE">U+202E</span>.md</span>',
+    );
+    expect(String(pathText('notes.md'))).toBe('notes.md');
+    expect(String(pathText(''))).toBe('');
+    expect(String(pathText(null))).toBe('');
+    // The text is the path, whatever its slashes.
+    for (const p of ['/', '//a//b/', 'a/', '/memories/dir/']) expect(String(pathText(p)).replace(/<[^>]+>/g, '')).toBe(p);
   });
 });
