@@ -294,7 +294,16 @@ describe('operations', () => {
     expect(page.status).toBe(200);
     const html = await page.text();
     expect(html).toContain('href="/stores/acme-1/commits/');
-    expect(html).not.toMatch(/(href|src|action)="\/(?!stores\/acme-1\/)/);
+    // The page names its store (title and header) and links back to the list of stores, which is the only
+    // link outside the store's pages.
+    expect(html).toContain('<title>Commits · acme-1 · memgit</title>');
+    expect(html).toMatch(/<p class="store-crumb"><a data-server-link href="\/">Stores<\/a> <span class="sep">\/<\/span> <a class="store-id" href="\/stores\/acme-1\/"[^>]*>acme-1<\/a><\/p>/);
+    expect(html.replace(' data-server-link href="/"', '')).not.toMatch(/(href|src|action)="\/(?!stores\/acme-1\/)/);
+    const overview = await (await fetch(`${server.url}/stores/acme-1/`, { headers: auth })).text();
+    expect(overview).toContain('<title>Overview · acme-1 · memgit</title>');
+    const missing = await fetch(`${server.url}/stores/acme-1/files/no-such-file.md`, { headers: auth });
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toMatch(/<title>Not found · acme-1 · memgit<\/title>[\s\S]*class="store-crumb"/);
     expect((await fetch(`${server.url}/stores/beta-1/commits`, { headers: auth })).status).toBe(404);
     // The Host check of the UI stays on (fetch cannot set Host: node:http can).
     const { hostname, port } = new URL(server.url);
@@ -337,6 +346,9 @@ describe('rollback in the UI of one store', () => {
     const login = await request(`/stores/acme-1/login?next=${encodeURIComponent(target)}`);
     expect(login.status).toBe(200);
     expect(login.text).toContain('action="/stores/acme-1/login"');
+    // The token was printed by `memgit server`, not `memgit serve`.
+    expect(login.text).toContain('the operator token that <code>memgit server</code> printed');
+    expect(login.text).toContain('<title>Operator login · acme-1 · memgit</title>');
     const loggedIn = await request('/stores/acme-1/login', { method: 'POST', form: { _csrf: csrfOf(login.text), next: target, operator: 'ci', token } });
     expect(loggedIn.status).toBe(303);
     expect(loggedIn.location).toBe(`/stores/acme-1${target}`);

@@ -317,6 +317,21 @@ describe('hostile content', () => {
   });
 });
 
+describe('a store of memgit server', () => {
+  it('names its store (escaped) in the title and header of every page and links to the list of stores', async () => {
+    const served = createApp({ store: fixture.store, log: () => undefined, serverStore: { id: 'acme"<b>&', listUrl: '/' }, command: 'memgit server' });
+    for (const url of ['/', '/commits', '/no-such-page']) {
+      const res = await request(served).get(url).set('Host', '127.0.0.1:3000');
+      expect(res.text).toMatch(/<title>[^<]+ · acme&quot;&lt;b&gt;&amp; · memgit<\/title>/);
+      expect(res.text).toContain('<p class="store-crumb"><a data-server-link href="/">Stores</a> <span class="sep">/</span> <a class="store-id" href="/" title="this store\'s overview">acme&quot;&lt;b&gt;&amp;</a></p>');
+      expect(res.text).not.toContain('<b>');
+    }
+    // A UI of one store (memgit serve) names none.
+    expect((await get('/')).text).not.toContain('store-crumb');
+    expect((await get('/')).text).toContain('<title>Overview · memgit</title>');
+  });
+});
+
 describe('requests from other hosts', () => {
   it('refuses a Host that is not this server (DNS rebinding) and accepts loopback names', async () => {
     const rebinding = await request(app).get('/').set('Host', 'attacker.example:3000');
