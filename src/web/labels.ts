@@ -29,6 +29,8 @@ interface SlotState {
   head: number;
   tail: number;
   full: boolean;
+  /** The label for the current cut (kept up to date by settle). */
+  label: string;
 }
 
 function labelOf(s: SlotState): string {
@@ -41,11 +43,13 @@ function labelOf(s: SlotState): string {
 function settle(s: SlotState): void {
   const length = s.cut === 'start' ? s.head : s.head + 1 + s.tail;
   if (length > s.chars.length - (s.cut === 'start' ? 1 : MIN_SAVING)) s.full = true;
+  s.label = labelOf(s);
 }
 
 function initial(slot: LabelSlot): SlotState {
   const chars = [...slot.id];
-  const s: SlotState = { chars, cut: slot.cut, head: 0, tail: 0, full: slot.max <= 0 || chars.length <= slot.max };
+  const full = slot.max <= 0 || chars.length <= slot.max;
+  const s: SlotState = { chars, cut: slot.cut, head: 0, tail: 0, full, label: full ? slot.id : '' };
   if (s.full) return s;
   if (slot.cut === 'start') {
     s.head = Math.max(slot.max, 1);
@@ -96,10 +100,9 @@ export function distinctLabels(slots: readonly LabelSlot[]): string[] {
   for (;;) {
     const byLabel = new Map<string, number[]>();
     states.forEach((s, i) => {
-      const label = labelOf(s);
-      const group = byLabel.get(label);
+      const group = byLabel.get(s.label);
       if (group) group.push(i);
-      else byLabel.set(label, [i]);
+      else byLabel.set(s.label, [i]);
     });
     let widened = false;
     for (const group of byLabel.values()) {
@@ -121,7 +124,7 @@ export function distinctLabels(slots: readonly LabelSlot[]): string[] {
         widened = true;
       }
     }
-    if (!widened) return states.map(labelOf);
+    if (!widened) return states.map((s) => s.label);
   }
 }
 
