@@ -203,7 +203,8 @@ function runInner(handler: RequestHandler, req: Request, res: Response, innerPat
 }
 
 /**
- * The UI writes root-relative links (`href="/commits"`); under /stores/{id} they must gain the prefix.
+ * The UI writes root-relative links (`href="/commits"`); under /stores/{id} they must gain the prefix,
+ * except the links marked `data-server-link` (written just before their href: the list of stores).
  * Stored data cannot forge an attribute here: the templates autoescape every quote in stored text.
  */
 function prefixOutput(res: Response, prefix: string): void {
@@ -211,7 +212,7 @@ function prefixOutput(res: Response, prefix: string): void {
   res.send = ((body?: unknown) => {
     const type = String(res.getHeader('Content-Type') ?? '');
     if (typeof body === 'string' && type.startsWith('text/html')) {
-      body = body.replace(/(\s(?:href|src|action)=")\/(?!\/)/g, `$1${prefix}/`);
+      body = body.replace(/(?<!\sdata-server-link)(\s(?:href|src|action)=")\/(?!\/)/g, `$1${prefix}/`);
     }
     return send(body);
   }) as Response['send'];

@@ -5,7 +5,8 @@ import * as nunjucks from 'nunjucks';
 import type { MemoryStore } from '../store/memory-store';
 import type { OperatorAuth } from './auth';
 import { registerFilters } from './filters';
-import { errorHandler, RouteModule, WebDeps } from './page';
+import { labelPlaceholder } from './labels';
+import { errorHandler, RouteModule, SiteInfo, WebDeps } from './page';
 import { ROUTE_MODULES } from './routes';
 import { hostCheck, securityHeaders } from './security';
 import { createAuditContext, NotFound } from './services/context';
@@ -33,6 +34,13 @@ export interface AppOptions {
    * browser used (X-Forwarded-Proto) is what the same-origin check of state-changing requests compares.
    */
   trustProxy?: boolean | string;
+  /**
+   * Under `memgit server`: the store these pages show, named in every title and header, and the URL of
+   * the list of stores the header links back to (a URL outside this store's pages, never prefixed).
+   */
+  serverStore?: { id: string; listUrl: string };
+  /** The command whose start-up printed the operator token, as the login page names it (default `memgit serve`). */
+  command?: string;
 }
 
 /** The directory holding layout.njk, pages/, partials/ and static/ (from src/web or dist/src/web). */
@@ -52,6 +60,8 @@ export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
     lstripBlocks: true,
   });
   registerFilters(env);
+  // Shortened ids: placeholders that renderHtml turns into labels distinct across the page.
+  env.addFilter('idLabel', labelPlaceholder);
   env.addGlobal('maxShownLines', MAX_SHOWN_LINES);
   env.addGlobal('maxShownChars', MAX_SHOWN_CHARS);
   env.addGlobal('maxLineChars', MAX_LINE_CHARS);
@@ -64,7 +74,8 @@ export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
 /** The audit UI as an express app over an open store. Read-only: every route is a GET. */
 export function createApp(options: AppOptions): Express {
   const viewsDir = findViewsDir();
-  const deps: WebDeps = { ctx: createAuditContext(options.store), views: createViews(viewsDir) };
+  const site: SiteInfo = { command: options.command ?? 'memgit serve', store: options.serverStore ?? null };
+  const deps: WebDeps = { ctx: createAuditContext(options.store), views: createViews(viewsDir), site };
   const log = options.log ?? ((message: string) => process.stderr.write(`memgit serve: ${message}\n`));
   const app = express();
   app.disable('x-powered-by');

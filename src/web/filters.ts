@@ -79,6 +79,19 @@ export function visible(text: unknown, highlight?: string): nunjucks.runtime.Saf
 }
 
 /**
+ * A path made visible (as `visible` does) in segments that each end with their "/", with a line-break
+ * opportunity between them: in a table (where app.css keeps each segment on one line) a long path wraps
+ * between its folders, never inside a name ("acme-" / "logistics"); it copies as the same text.
+ */
+export function pathText(text: unknown): nunjucks.runtime.SafeString {
+  const input = text === null || text === undefined ? '' : String(text);
+  // "/memories/customers/a.md" → "/memories/", "customers/", "a.md": a leading "/" stays with its name.
+  const segments = input.match(/\/*[^/]*(?:\/+|$)/g)!.filter((segment) => segment !== '');
+  if (segments.length <= 1) return visible(input);
+  return new nunjucks.runtime.SafeString(segments.map((segment) => `<span class="seg">${visible(segment)}</span>`).join('<wbr>'));
+}
+
+/**
  * What a text costs on a page, in characters of output: its length, plus the markup of each invisible
  * character (a run of one character is one mark). Budgets of diffs and files are counted in this unit.
  */
@@ -222,29 +235,14 @@ export function callUrl(toolUseId: string, commit?: string | null): string {
   return isDotSegment(toolUseId) && commit ? `/commits/${encodeURIComponent(commit)}` : `/calls/${encodeURIComponent(toolUseId)}`;
 }
 
-/**
- * An id cut in the middle to at most `max` characters: the start says what kind of id it is, the end
- * is what tells two ids apart (the random suffix of `sess_20261202T140312_k3f9`, of a `toolu_…` id), so
- * both stay. The full id goes in the link and its title.
- */
-export function cutMiddle(id: string | null | undefined, max = 18): string {
-  if (!id) return '';
-  const chars = [...id];
-  if (chars.length <= max) return id;
-  const keep = Math.max(max - 1, 2);
-  const head = Math.ceil(keep * 0.4);
-  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - (keep - head)).join('')}`;
-}
-
 export function registerFilters(env: nunjucks.Environment): void {
-  env.addFilter('midcut', cutMiddle);
   env.addFilter('visible', visible);
+  env.addFilter('pathText', pathText);
   env.addFilter('hasHidden', hasHidden);
   env.addFilter('reltime', (t: TimeValue) => relativeTime(toSeconds(t)));
   env.addFilter('abstime', absoluteTime);
   env.addFilter('iso', isoTime);
   env.addFilter('bytes', humanBytes);
-  env.addFilter('short', (id: string | null) => (id ? id.slice(0, 10) : ''));
   env.addFilter('rel', relOf);
   env.addFilter('plural', (n: number, word: string, many?: string) => `${n} ${n === 1 ? word : many ?? `${word}s`}`);
   env.addGlobal('url', url);

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Environment } from 'nunjucks';
+import { resolveLabels } from './labels';
 import { AuditContext, BadRequest, NotFound } from './services/context';
 
 /**
@@ -16,9 +17,18 @@ export interface Page<M extends object = object> {
   title: (model: M) => string;
 }
 
+/** What every page of one app says about where it is served (the layout's title and header, the login page). */
+export interface SiteInfo {
+  /** The command that printed the operator token: `memgit serve`, or `memgit server` for a server's store. */
+  command: string;
+  /** Under `memgit server`: this store's id and the URL of the list of stores. */
+  store: { id: string; listUrl: string } | null;
+}
+
 export interface WebDeps {
   ctx: AuditContext;
   views: Environment;
+  site?: SiteInfo;
 }
 
 /** A module of routes: pages register through registerPage; other routes (raw, later rollback) directly. */
@@ -39,8 +49,9 @@ export function renderHtml(res: Response, deps: WebDeps, view: string, model: ob
   // `search`: the query as sent ('' or '?…'), so "this page as JSON" is the twin of this very page.
   const at = req.url.indexOf('?');
   const search = at === -1 ? '' : req.url.slice(at);
-  const html = deps.views.render(view, { ...model, request: { path: req.path, query: req.query, search }, now: Date.now() / 1000 });
-  res.type('html').send(html);
+  const site = deps.site ?? { command: 'memgit serve', store: null };
+  const html = deps.views.render(view, { ...model, site, request: { path: req.path, query: req.query, search }, now: Date.now() / 1000 });
+  res.type('html').send(resolveLabels(html));
 }
 
 /** Error pages: a clear message for a missing thing or a bad parameter; no detail of internal errors. */

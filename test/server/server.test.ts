@@ -286,6 +286,24 @@ describe('operations', () => {
     const anonymous = await fetch(`${server.url}/`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Basic /);
+    expect(anonymous.headers.get('content-type')).toMatch(/^application\/json/);
+    // A browser that cancels the Basic-auth prompt shows the 401's body: a page saying what to do, not JSON.
+    const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    for (const url of ['/', '/stores/acme-1/', '/stores/acme-1/commits']) {
+      const cancelled = await fetch(`${server.url}${url}`, { headers: { accept: BROWSER_ACCEPT } });
+      expect([url, cancelled.status]).toEqual([url, 401]);
+      expect(cancelled.headers.get('www-authenticate')).toMatch(/^Basic /);
+      expect(cancelled.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(cancelled.headers.get('content-security-policy')).toContain("default-src 'none'");
+      const body = await cancelled.text();
+      expect(body).toContain('<h1>A key is needed</h1>');
+      expect(body).toContain('<code>memgit keys create</code>');
+      expect(body).not.toMatch(/<script|<style|\sstyle=|"error":/);
+    }
+    // API clients keep JSON whatever they accept.
+    const api = await fetch(`${server.url}/api/v1/stores/acme-1/commits`, { headers: { accept: BROWSER_ACCEPT } });
+    expect(api.status).toBe(401);
+    expect(((await api.json()) as { error: { type: string } }).error.type).toBe('authentication_error');
     const auth = { authorization: `Basic ${Buffer.from(`me:${reader.key}`).toString('base64')}` };
     const list = await (await fetch(`${server.url}/`, { headers: auth })).text();
     expect(list).toContain('href="/stores/acme-1/"');
@@ -294,8 +312,23 @@ describe('operations', () => {
     expect(page.status).toBe(200);
     const html = await page.text();
     expect(html).toContain('href="/stores/acme-1/commits/');
-    expect(html).not.toMatch(/(href|src|action)="\/(?!stores\/acme-1\/)/);
+    // The page names its store (title and header) and links back to the list of stores, which is the only
+    // link outside the store's pages.
+    expect(html).toContain('<title>Commits · acme-1 · memgit</title>');
+    expect(html).toMatch(/<p class="store-crumb"><a data-server-link href="\/">Stores<\/a> <span class="sep">\/<\/span> <a class="store-id" href="\/stores\/acme-1\/"[^>]*>acme-1<\/a><\/p>/);
+    expect(html.replace(' data-server-link href="/"', '')).not.toMatch(/(href|src|action)="\/(?!stores\/acme-1\/)/);
+    // A file URL with the path as shown (/memories/…) redirects to the file, within the store.
+    const shown = await fetch(`${server.url}/stores/acme-1/files/memories/notes/prefs.md`, { headers: auth, redirect: 'manual' });
+    expect([shown.status, shown.headers.get('location')]).toEqual([302, '/stores/acme-1/files/notes/prefs.md']);
+    const overview = await (await fetch(`${server.url}/stores/acme-1/`, { headers: auth })).text();
+    expect(overview).toContain('<title>Overview · acme-1 · memgit</title>');
+    const missing = await fetch(`${server.url}/stores/acme-1/files/no-such-file.md`, { headers: auth });
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toMatch(/<title>Not found · acme-1 · memgit<\/title>[\s\S]*class="store-crumb"/);
     expect((await fetch(`${server.url}/stores/beta-1/commits`, { headers: auth })).status).toBe(404);
+    const foreign = await fetch(`${server.url}/stores/beta-1/commits`, { headers: { ...auth, accept: BROWSER_ACCEPT } });
+    expect(foreign.status).toBe(404);
+    expect(await foreign.text()).toMatch(/<h1>Not found<\/h1>\s*<p>no store &quot;beta-1&quot;<\/p>/);
     // The Host check of the UI stays on (fetch cannot set Host: node:http can).
     const { hostname, port } = new URL(server.url);
     const rebound = await new Promise<number>((resolve, reject) => {
@@ -337,6 +370,9 @@ describe('rollback in the UI of one store', () => {
     const login = await request(`/stores/acme-1/login?next=${encodeURIComponent(target)}`);
     expect(login.status).toBe(200);
     expect(login.text).toContain('action="/stores/acme-1/login"');
+    // The token was printed by `memgit server`, not `memgit serve`.
+    expect(login.text).toContain('the operator token that <code>memgit server</code> printed');
+    expect(login.text).toContain('<title>Operator login · acme-1 · memgit</title>');
     const loggedIn = await request('/stores/acme-1/login', { method: 'POST', form: { _csrf: csrfOf(login.text), next: target, operator: 'ci', token } });
     expect(loggedIn.status).toBe(303);
     expect(loggedIn.location).toBe(`/stores/acme-1${target}`);

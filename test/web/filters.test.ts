@@ -1,4 +1,4 @@
-import { cutMiddle, encodePath, relativeTime, url, visible } from '../../src/web/filters';
+import { encodePath, pathText, relativeTime, url, visible } from '../../src/web/filters';
 import { compareTexts, MAX_DIFF_LINES, MAX_LINE_CHARS, pairRows } from '../../src/web/services/diff-view';
 import { advance } from '../../src/web/services/files';
 import { hostName } from '../../src/web/security';
@@ -152,14 +152,18 @@ describe('cache budgets', () => {
   });
 });
 
-describe('cutMiddle', () => {
-  it('keeps the start and the distinguishing end of long ids, and short ids whole', () => {
-    expect(cutMiddle('sess_20261202T140312_k3f9')).toBe('sess_20…40312_k3f9');
-    expect(cutMiddle('sess_20261202T140312_k3f9').length).toBe(18);
-    expect(cutMiddle('sess_20261202T140312_zz01')).not.toBe(cutMiddle('sess_20261202T140312_k3f9'));
-    expect(cutMiddle('toolu_01B2OlatoaybhHitbwJuQ5gK')).toBe('toolu_0…itbwJuQ5gK');
-    expect(cutMiddle('toolu_01')).toBe('toolu_01');
-    expect(cutMiddle('😀'.repeat(30))).toBe(`${'😀'.repeat(7)}…${'😀'.repeat(10)}`);
-    expect(cutMiddle(null)).toBe('');
+describe('pathText', () => {
+  it('splits a path into segments that end with their "/", escaped, with break opportunities between them only', () => {
+    expect(String(pathText('/memories/customers/acme-logistics/profile.md'))).toBe(
+      '<span class="seg">/memories/</span><wbr><span class="seg">customers/</span><wbr><span class="seg">acme-logistics/</span><wbr><span class="seg">profile.md</span>',
+    );
+    expect(String(pathText('/memories/a<b>/"x"\u202e.md'))).toBe(
+      '<span class="seg">/memories/</span><wbr><span class="seg">a&lt;b&gt;/</span><wbr><span class="seg">&quot;x&quot;<span class="ctl" title="U+202E RIGHT-TO-LEFT OVERRIDE">U+202E</span>.md</span>',
+    );
+    expect(String(pathText('notes.md'))).toBe('notes.md');
+    expect(String(pathText(''))).toBe('');
+    expect(String(pathText(null))).toBe('');
+    // The text is the path, whatever its slashes.
+    for (const p of ['/', '//a//b/', 'a/', '/memories/dir/']) expect(String(pathText(p)).replace(/<[^>]+>/g, '')).toBe(p);
   });
 });

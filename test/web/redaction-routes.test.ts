@@ -119,7 +119,7 @@ describe('flags: badge, filter and the link to the redaction action', () => {
     const commit = await request(app).get(`/commits/${secretCommit}`).set('Host', HOST);
     expect(commit.status).toBe(200);
     expect(commit.text).toContain('class="badge flag" href="/redact?call=toolu_r02"');
-    expect(commit.text).toMatch(/<dt>Flagged<\/dt><dd class="flag-findings">.*\/memories\/setup\.md.*line 2: <code class="masked">sk-\*+AA \(\d+ chars\)<\/code>/s);
+    expect(commit.text).toMatch(/<dt>Flagged<\/dt><dd class="flag-findings">.*\/memories\/<\/span><wbr><span class="seg">setup\.md.*line 2: <code class="masked">sk-\*+AA \(\d+ chars\)<\/code>/s);
     expect(commit.text).toContain('href="/redact?call=toolu_r02">Redact what this call wrote…</a>');
     const unflagged = await request(app).get('/calls/toolu_r03').set('Host', HOST);
     expect(unflagged.text).not.toContain('class="badge flag"');
@@ -274,7 +274,7 @@ describe('confirming: history rewritten, the record shown, old ids resolve with 
   it('the redactions list and the record page show who, why, when, the hash and the old -> new map', async () => {
     const list = await request(app).get('/redactions').set('Host', HOST);
     expect(list.status).toBe(200);
-    expect(list.text).toMatch(/<a class="id" href="\/redactions\/r1">r1<\/a>.*<td>dana<\/td>\s*<td>leaked key<\/td>.*title="sha256:[0-9a-f]{64}".*<td class="num">4<\/td>/s);
+    expect(list.text).toMatch(/<a class="id" href="\/redactions\/r1">r1<\/a>.*<td class="name">dana<\/td>\s*<td class="text">leaked key<\/td>.*title="sha256:[0-9a-f]{64}".*<td class="num">4<\/td>/s);
     const api = await request(app).get('/api/redactions').set('Host', HOST);
     expect(api.body.redactions).toHaveLength(1);
     expect(api.body.redactions[0]).toMatchObject({ id: 'r1', operator: 'dana', reason: 'leaked key', kind: 'text', commitsRewritten: 4, oldHead });
@@ -282,7 +282,7 @@ describe('confirming: history rewritten, the record shown, old ids resolve with 
     expect(record.status).toBe(200);
     expect(record.text).toContain(`href="/commits/${oldSecretCommit}"`);
     const newSecretCommit = git(store.dir, 'log', '--format=%H', '--grep=^toolu_r02$', 'main');
-    expect(record.text).toMatch(new RegExp(`href="/commits/${oldSecretCommit}"[^>]*>[0-9a-f]+</a></td>\\s*<td class="arrow">→</td>\\s*<td><a class="id" href="/commits/${newSecretCommit}">`));
+    expect(record.text).toMatch(new RegExp(`href="/commits/${oldSecretCommit}"[^>]*>[0-9a-f]+</a></td>\\s*<td class="arrow">→</td>\\s*<td><a class="id" href="/commits/${newSecretCommit}"[^>]*>`));
     const json = await request(app).get('/api/redactions/r1').set('Host', HOST);
     expect(json.body.mapTotal).toBe(4);
     expect(json.body.map[0]).toMatchObject({ old: oldSecretCommit, new: newSecretCommit, call: { toolUseId: 'toolu_r02' } });

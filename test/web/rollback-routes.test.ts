@@ -82,6 +82,10 @@ describe('refusals: nothing changes without login, CSRF token, same origin and a
   it('a wrong token does not log in; login itself needs the CSRF token', async () => {
     const b = browser();
     const page = await b.get('/login');
+    // Under `memgit serve` the page names that command, and no store (that is `memgit server`'s header).
+    expect(page.text).toContain('the operator token that <code>memgit serve</code> printed');
+    expect(page.text).toContain('<title>Operator login · memgit</title>');
+    expect(page.text).not.toContain('store-crumb');
     const wrong = await b.post('/login').send({ operator: 'mallory', token: 'guess-guess-guess-guess', _csrf: csrfFrom(page.text) });
     expect(wrong.status).toBe(401);
     expect(String(wrong.headers['set-cookie'] ?? '')).not.toContain('memgit_session');

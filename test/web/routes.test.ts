@@ -317,6 +317,62 @@ describe('hostile content', () => {
   });
 });
 
+describe('file URLs written with /memories (the path as pages show it)', () => {
+  it('redirect to the file, its raw content or the folder, keeping the query', async () => {
+    const cases: [string, string][] = [
+      ['/files/memories/prefs.md', '/files/prefs.md'],
+      [`/files/memories/projects/atlas-v2.md?at=${fixture.ids.afterRename}&blame=0`, `/files/projects/atlas-v2.md?at=${fixture.ids.afterRename}&blame=0`],
+      ['/raw/memories/prefs.md', '/raw/prefs.md'],
+      ['/files/memories/hostile/%23hash%20100%25.md', '/files/hostile/%23hash%20100%25.md'],
+      ['/files/memories', '/tree'],
+      ['/files/memories/projects', '/tree?dir=projects'],
+      // A file that exists only at an older point redirects at that point.
+      [`/files/memories/projects/atlas.md?at=${fixture.ids.replace}`, `/files/projects/atlas.md?at=${fixture.ids.replace}`],
+    ];
+    for (const [from, to] of cases) {
+      const res = await get(from);
+      expect([from, res.status, res.headers.location]).toEqual([from, 302, to]);
+      expect([from, (await get(to)).status]).toEqual([from, 200]);
+    }
+    for (const missing of ['/files/memories/nope.md', '/raw/memories/projects', '/files/nope.md']) expect([missing, (await get(missing)).status]).toEqual([missing, 404]);
+    // A point that is none: no redirect, the page's own answer.
+    const badPoint = await get('/files/memories/prefs.md?at=not-a-point');
+    expect(badPoint.status).toBe(404);
+    expect(badPoint.text).toContain('not-a-point');
+  });
+
+  it('leave a path alone that names a real file under a folder called memories', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-web-memories-folder-'));
+    const store = await MemoryStore.open(dir, { fsync: false, log: () => undefined });
+    try {
+      await call(store, 'sess_m', { command: 'create', path: '/memories/memories/inner.md', file_text: 'inner\n' });
+      await call(store, 'sess_m', { command: 'create', path: '/memories/inner.md', file_text: 'outer\n' });
+      const own = createApp({ store, log: () => undefined });
+      const page = await request(own).get('/files/memories/inner.md').set('Host', '127.0.0.1:3000');
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('/memories/memories/inner.md');
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a store of memgit server', () => {
+  it('names its store (escaped) in the title and header of every page and links to the list of stores', async () => {
+    const served = createApp({ store: fixture.store, log: () => undefined, serverStore: { id: 'acme"<b>&', listUrl: '/' }, command: 'memgit server' });
+    for (const url of ['/', '/commits', '/no-such-page']) {
+      const res = await request(served).get(url).set('Host', '127.0.0.1:3000');
+      expect(res.text).toMatch(/<title>[^<]+ · acme&quot;&lt;b&gt;&amp; · memgit<\/title>/);
+      expect(res.text).toContain('<p class="store-crumb"><a data-server-link href="/">Stores</a> <span class="sep">/</span> <a class="store-id" href="/" title="this store\'s overview">acme&quot;&lt;b&gt;&amp;</a></p>');
+      expect(res.text).not.toContain('<b>');
+    }
+    // A UI of one store (memgit serve) names none.
+    expect((await get('/')).text).not.toContain('store-crumb');
+    expect((await get('/')).text).toContain('<title>Overview · memgit</title>');
+  });
+});
+
 describe('requests from other hosts', () => {
   it('refuses a Host that is not this server (DNS rebinding) and accepts loopback names', async () => {
     const rebinding = await request(app).get('/').set('Host', 'attacker.example:3000');

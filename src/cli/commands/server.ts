@@ -146,7 +146,8 @@ function storeUi(token: string, allowedHosts: string[]): StoreUi {
   rootApp.use('/static', express.static(path.join(viewsDir, 'static'), { maxAge: '1h', index: false }));
   return {
     operatorToken: token,
-    forStore: (store) => createApp({ store, allowedHosts, routes: [rollback] }) as unknown as RequestHandler,
+    forStore: (store, storeId) =>
+      createApp({ store, allowedHosts, routes: [rollback], serverStore: { id: storeId, listUrl: '/' }, command: 'memgit server' }) as unknown as RequestHandler,
     root: (stores) => async (req, res, next) => {
       if (req.path !== '/') return rootApp(req, res, next);
       const list = await stores();

@@ -1,8 +1,20 @@
+import { encodePath, url } from '../filters';
 import { queryString, registerPage, RouteModule, wildcardPath } from '../page';
-import { filePage, rawFile } from '../services/files';
+import { filePage, rawFile, unprefixedTarget } from '../services/files';
 import { treePage } from '../services/tree';
 
 export const filesRoutes: RouteModule = (router, deps) => {
+  // `/files/memories/a.md` (the path as pages show it) is `/files/a.md`; a folder's is its tree page.
+  router.get(['/files/*path', '/raw/*path'], async (req, res, next) => {
+    const at = queryString(req, 'at');
+    const target = await unprefixedTarget(deps.ctx, wildcardPath(req), at);
+    if (!target) return next();
+    const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
+    const kind = req.path.startsWith('/raw/') ? 'raw' : 'files';
+    if (target.kind === 'file') return res.redirect(302, `/${kind}/${encodePath(target.rel)}${query}`);
+    if (kind === 'raw') return next();
+    res.redirect(302, url('/tree', { at, dir: target.rel }));
+  });
   registerPage(router, deps, {
     path: '/files/*path',
     view: 'pages/file.njk',

@@ -173,3 +173,26 @@ export async function rawFile(ctx: AuditContext, rel: string, at: string | undef
   if (!entry || entry.type !== 'blob' || rel === '') throw new NotFound(`/memories/${rel} does not exist at this commit`);
   return { name: rel.split('/').pop()!, text: await textOf(ctx, entry.oid) };
 }
+
+/**
+ * Where a file URL written with the /memories prefix meant to go (`/files/memories/a.md`: the path as
+ * pages show it, typed or pasted into the URL): the file without the prefix (`a.md`), or the folder for
+ * a folder. Null when the path names something as it is (a folder that is itself called `memories`), or
+ * nothing either way, or the point in history is not one: the page then says what is wrong.
+ */
+export async function unprefixedTarget(ctx: AuditContext, rel: string, at: string | undefined): Promise<{ kind: 'file' | 'dir'; rel: string } | null> {
+  if (rel !== 'memories' && !rel.startsWith('memories/')) return null;
+  let atEntry: HistoryEntry;
+  try {
+    atEntry = await entryFor(ctx, at);
+  } catch {
+    return null;
+  }
+  const position = ctx.store.history.position(atEntry.commit)!;
+  if (revisionsOf(ctx, repoPathOf(rel), position).length > 0) return null;
+  const stripped = rel.slice('memories'.length).replace(/^\//, '');
+  if (stripped !== '' && revisionsOf(ctx, repoPathOf(stripped), position).length > 0) return { kind: 'file', rel: stripped };
+  const tree = await ctx.store.commitTree(atEntry.commit);
+  const node = await ctx.store.objects.entryAt(tree, repoPathOf(stripped));
+  return node?.type === 'tree' ? { kind: 'dir', rel: stripped } : null;
+}
