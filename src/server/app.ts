@@ -97,8 +97,10 @@ export function createServerApp(options: ServerAppOptions): Express {
     if (!req.is('application/json')) return next(new HttpError(415, 'invalid_request_error', 'send the body as Content-Type: application/json'));
     next();
   };
-  const rateLimit = perKeyRateLimit(options.rateLimitPerMinute ?? 1200);
-  const limiter = rateLimit();
+  const perMinute = options.rateLimitPerMinute ?? 1200;
+  const window = rateWindow(perMinute);
+  const limiter = perKeyRateLimit(perMinute, undefined, window);
+  const rateLimit = (points?: (req: Request) => number) => perKeyRateLimit(perMinute, points, window);
   /** Run the rate limiter inside a handler: false when it answered 429 itself. */
   const withinLimit = (req: Request, res: Response) =>
     new Promise<boolean>((resolve, reject) => {
@@ -250,36 +252,39 @@ function prefixOutput(res: Response, prefix: string): void {
 /**
  * Requests per key per minute, with the limiter the UI's login already uses (rate-limiter-flexible): a fixed
  * window per key, 429 with Retry-After (the seconds until the window ends) and the IETF RateLimit headers.
- * A request counts `points(req)` (default 1; a JSON-RPC batch counts each of its messages).
+ * A request counts `points(req)` (default 1; a JSON-RPC batch counts each of its messages; 0 counts nothing)
+ * in `window`, which every limiter of the server shares.
  */
-function perKeyRateLimit(perMinute: number): (points?: (req: Request) => number) => RequestHandler {
-  if (perMinute === 0) return () => (_req, _res, next) => next();
-  const window = new RateLimiterMemory({ points: perMinute, duration: 60 });
+function perKeyRateLimit(perMinute: number, points: (req: Request) => number = () => 1, window = rateWindow(perMinute)): RequestHandler {
+  if (perMinute === 0) return (_req, _res, next) => next();
   const policy = `"per-key";q=${perMinute};w=60`;
-  return (points = () => 1) =>
-    (req, res, next) => {
-      const count = points(req);
-      if (count <= 0) return next();
-      const key = `key:${req.memgitKey?.id ?? 'none'}`;
-      const answer = (state: RateLimiterRes) => {
-        const reset = Math.ceil(state.msBeforeNext / 1000);
-        res.setHeader('RateLimit-Policy', policy);
-        res.setHeader('RateLimit', `"per-key";r=${Math.max(0, state.remainingPoints)};t=${reset}`);
-        return reset;
-      };
-      window.consume(key, count).then(
-        (state) => {
-          answer(state);
-          next();
-        },
-        (refused: unknown) => {
-          if (!(refused instanceof RateLimiterRes)) return next(refused);
-          res.setHeader('Retry-After', String(Math.max(1, answer(refused))));
-          const what = count > 1 ? `; this request counts ${count} (one per message of its batch)` : '';
-          sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key${what}`));
-        },
-      );
+  return (req, res, next) => {
+    const count = points(req);
+    if (count <= 0) return next();
+    const key = `key:${req.memgitKey?.id ?? 'none'}`;
+    const answer = (state: RateLimiterRes) => {
+      const reset = Math.ceil(state.msBeforeNext / 1000);
+      res.setHeader('RateLimit-Policy', policy);
+      res.setHeader('RateLimit', `"per-key";r=${Math.max(0, state.remainingPoints)};t=${reset}`);
+      return reset;
     };
+    window.consume(key, count).then(
+      (state) => {
+        answer(state);
+        next();
+      },
+      (refused: unknown) => {
+        if (!(refused instanceof RateLimiterRes)) return next(refused);
+        res.setHeader('Retry-After', String(Math.max(1, answer(refused))));
+        const batch = count > 1 ? `; this request counts ${count}, one per message of its batch` : '';
+        sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key${batch}`));
+      },
+    );
+  };
+}
+
+function rateWindow(perMinute: number): RateLimiterMemory {
+  return new RateLimiterMemory({ points: Math.max(1, perMinute), duration: 60 });
 }
 
 function requestLog(logger: Logger): RequestHandler {

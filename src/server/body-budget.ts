@@ -28,7 +28,7 @@ export interface BodyBudgetOptions {
 export const DEFAULT_BODY_BUDGET: BodyBudgetOptions = {
   totalBytes: 128 * 1024 * 1024,
   perKeyBytes: 32 * 1024 * 1024,
-  perKeyRequests: 32,
+  perKeyRequests: 64,
   timeoutMs: 30_000,
 };
 

@@ -90,6 +90,17 @@ describe('a body timeout', () => {
     expect(ok.status).toBe(200);
   }, 60_000);
 
+  it('reserves the whole --body-limit for a body sent without a length', async () => {
+    const { root, keys, server } = await start('chunked', ['--key-body-budget', '8mb'], ['c-*']);
+    const chunked = unfinishedPost(toolCallsUrl(server.url, 'c-1'), { Authorization: `Bearer ${keys[0].key}` }, null, '{"tool_use":');
+    // The probe has no session: 400 before any store is touched once its body is read, 429 while it cannot be.
+    const refusedWhileHeld = async () => (await postToolCall(server.url, 'c-1', keys[0].key, { tool_use: {} })).status === 429;
+    expect(await eventually(refusedWhileHeld, 10_000)).toBe(true);
+    expect(fs.existsSync(path.join(root, 'c-1'))).toBe(false);
+    chunked.abort();
+    expect(await eventually(async () => (await postToolCall(server.url, 'c-1', keys[0].key, createCall('toolu_c2'))).status === 200, 10_000)).toBe(true);
+  }, 60_000);
+
   it('refuses to start when the budgets cannot hold one body of --body-limit', async () => {
     const root = path.join(base, 'bad-options');
     fs.mkdirSync(root);

@@ -89,10 +89,10 @@ export interface UnfinishedRequest {
 }
 
 /**
- * A POST whose headers declare `declaredBytes` of body, of which only `sent` is sent: the request stays
- * open until `finish` or `abort`, as a slow or hostile client leaves it.
+ * A POST whose headers declare `declaredBytes` of body (null: sent chunked, with no length), of which only
+ * `sent` is sent: the request stays open until `finish` or `abort`, as a slow or hostile client leaves it.
  */
-export function unfinishedPost(url: string, headers: Record<string, string>, declaredBytes: number, sent: string): UnfinishedRequest {
+export function unfinishedPost(url: string, headers: Record<string, string>, declaredBytes: number | null, sent: string): UnfinishedRequest {
   const target = new URL(url);
   const request = http.request({
     host: target.hostname,
@@ -100,7 +100,12 @@ export function unfinishedPost(url: string, headers: Record<string, string>, dec
     path: target.pathname,
     method: 'POST',
     agent: false,
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers, 'Content-Length': String(declaredBytes) },
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      ...headers,
+      ...(declaredBytes === null ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': String(declaredBytes) }),
+    },
   });
   let closedResolve!: () => void;
   const closed = new Promise<void>((resolve) => (closedResolve = resolve));

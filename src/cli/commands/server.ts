@@ -56,7 +56,7 @@ export function registerServer(program: Command): void {
     .option('--body-limit <size>', 'largest request body, REST and MCP (e.g. 512kb, 8mb)', parseSize, '8mb')
     .option('--body-budget <size>', 'request bodies held in memory at once, all keys together (503 with Retry-After beyond)', parseSize, '128mb')
     .option('--key-body-budget <size>', 'request bodies held in memory at once per key (429 with Retry-After beyond)', parseSize, '32mb')
-    .option('--key-max-bodies <n>', 'requests with a body in flight at once per key (429 with Retry-After beyond)', positiveInteger, 32)
+    .option('--key-max-bodies <n>', 'requests with a body in flight at once per key (429 with Retry-After beyond)', positiveInteger, 64)
     .option('--body-timeout <seconds>', 'a request body must arrive within this long (408 beyond)', positiveInteger, 30)
     .option('--mcp-max-sessions <n>', 'open MCP sessions, all keys together (503 beyond)', positiveInteger, 1000)
     .option('--mcp-sessions-per-key <n>', "open MCP sessions per key; a key's own longest-idle session makes room (429 when all are busy)", positiveInteger, 16)
