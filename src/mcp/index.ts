@@ -1,7 +1,8 @@
 /** memgit as an MCP server: the `memory` tool (and memory:// resources) over stdio or Streamable HTTP. */
 export { createMemoryMcpServer, type MemoryMcpServerOptions } from './server';
 export { serveMcpOverStdio, type RunningStdioMcp, type StdioMcpOptions } from './stdio';
-export { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions, type McpHttpRequest } from './http';
+export { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions, type McpHttpRequest, type McpTarget } from './http';
+export { StoreUnavailableError, type StoreAccess } from './store-access';
 export { MEMORY_TOOL, MEMORY_TOOL_NAME, META_CALL_ID, META_COMMIT } from './memory-tool';
 export { newMcpCallId, newMcpSessionId } from './ids';
 export { resourceUri, relPathOfUri } from './resources';

@@ -6,8 +6,8 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientInfo } from '../store/commit-message';
 import { LockTimeoutError, StoreClosedError } from '../store/errors';
-import type { MemoryStore } from '../store/memory-store';
 import { newMcpCallId } from './ids';
+import { StoreAccess, StoreUnavailableError } from './store-access';
 
 export const MEMORY_TOOL_NAME = 'memory';
 
@@ -81,18 +81,18 @@ export const META_COMMIT = 'memgit/commit';
  * Execute one MCP tool call on the store. `args` is passed on untouched (the contract validates it);
  * the result's text is the contract's, `isError` is set exactly when the call failed.
  */
-export async function callMemoryTool(store: MemoryStore, args: unknown, context: MemoryCallContext): Promise<CallToolResult> {
+export async function callMemoryTool(use: StoreAccess, args: unknown, context: MemoryCallContext): Promise<CallToolResult> {
   const id = newMcpCallId();
   let report;
+  let started = false;
   try {
     // Answered once settled (the working tree written too), as over HTTP: an MCP client cannot wait for it.
-    report = await store.executeWithReport(
-      { type: 'tool_use', id, name: 'memory', input: args },
-      { session: context.session, client: context.client },
-      { settle: true },
-    );
+    report = await use((store) => {
+      started = true;
+      return store.executeWithReport({ type: 'tool_use', id, name: 'memory', input: args }, { session: context.session, client: context.client }, { settle: true });
+    });
   } catch (error) {
-    return storeFailure(error, id, context.log);
+    return storeFailure(error, id, context.log, started);
   }
   const meta: Record<string, string> = { [META_CALL_ID]: id };
   if (report.commit) meta[META_COMMIT] = report.commit;
@@ -102,9 +102,14 @@ export async function callMemoryTool(store: MemoryStore, args: unknown, context:
 }
 
 /** A failure of the store itself, said truthfully without host paths (those go to the operator's log). */
-function storeFailure(error: unknown, id: string, log: (message: string) => void): CallToolResult {
+function storeFailure(error: unknown, id: string, log: (message: string) => void, started: boolean): CallToolResult {
   let text: string;
-  if (error instanceof LockTimeoutError) {
+  if (error instanceof StoreUnavailableError) {
+    text = `Error: ${error.message} Nothing was written.`;
+  } else if (!started) {
+    log(`MCP call ${id} could not reach its store: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    text = 'Error: the memory store could not be opened for this call (the details are in the server log). Nothing was written; try again.';
+  } else if (error instanceof LockTimeoutError) {
     text = 'Error: the memory store is busy (another writer held it too long). Nothing was written; try again.';
   } else if (error instanceof StoreClosedError) {
     text = 'Error: the memory store is shutting down. Nothing was written.';

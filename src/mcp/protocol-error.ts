@@ -7,5 +7,6 @@ export function protocolError(code: number, message: string, data?: unknown): Er
 }
 
 export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
 /** The MCP specification's code for an unknown resource. */
 export const RESOURCE_NOT_FOUND = -32002;

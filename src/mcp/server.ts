@@ -19,11 +19,13 @@ import {
 import { isValidId } from '../contract/paths';
 import type { MemoryStore } from '../store/memory-store';
 import { callMemoryTool, MEMORY_TOOL, MEMORY_TOOL_NAME } from './memory-tool';
-import { INVALID_PARAMS, protocolError } from './protocol-error';
+import { INTERNAL_ERROR, INVALID_PARAMS, protocolError } from './protocol-error';
 import { listMemoryResources, readMemoryResource } from './resources';
+import { StoreAccess, storeAccess, StoreUnavailableError } from './store-access';
 
 export interface MemoryMcpServerOptions {
-  store: MemoryStore;
+  /** The store, or a way to reach it per call (the server's registry opens it when a call needs it). */
+  store: MemoryStore | StoreAccess;
   /** The memgit session every call of this connection is recorded under (`Memory-Session`). */
   session: string;
   /** Offer the memory files at HEAD as read-only `memory://` resources (default true). */
@@ -37,7 +39,8 @@ const INSTRUCTIONS =
   'start of a task and to record what you learn as you go. Every change is a commit a person can audit and undo.';
 
 export function createMemoryMcpServer(options: MemoryMcpServerOptions): McpServer {
-  const { store, session } = options;
+  const { session } = options;
+  const use = storeAccess(options.store);
   if (!isValidId(session)) throw new TypeError(`invalid session id ${JSON.stringify(session)}`);
   const log = options.log ?? ((message: string) => process.stderr.write(`memgit: ${message}\n`));
   const offerResources = options.resources ?? true;
@@ -51,7 +54,7 @@ export function createMemoryMcpServer(options: MemoryMcpServerOptions): McpServe
       throw protocolError(INVALID_PARAMS, `Unknown tool: ${JSON.stringify(request.params.name)}`);
     }
     const clientInfo = server.getClientVersion();
-    return callMemoryTool(store, request.params.arguments, {
+    return callMemoryTool(use, request.params.arguments, {
       session,
       client: { kind: 'mcp', name: clientInfo?.name, version: clientInfo?.version },
       log,
@@ -59,11 +62,21 @@ export function createMemoryMcpServer(options: MemoryMcpServerOptions): McpServe
   });
 
   if (offerResources) {
-    server.setRequestHandler(ListResourcesRequestSchema, (request) => listMemoryResources(store, request.params?.cursor));
+    server.setRequestHandler(ListResourcesRequestSchema, (request) => reading(() => use((store) => listMemoryResources(store, request.params?.cursor))));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
-    server.setRequestHandler(ReadResourceRequestSchema, (request) => readMemoryResource(store, request.params.uri));
+    server.setRequestHandler(ReadResourceRequestSchema, (request) => reading(() => use((store) => readMemoryResource(store, request.params.uri))));
   }
   return mcp;
+}
+
+/** A resource read whose store cannot be had answers a JSON-RPC error that says why (no host path). */
+async function reading<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw protocolError(INTERNAL_ERROR, error.message);
+    throw error;
+  }
 }
 
 let cachedVersion: string | undefined;

@@ -10,6 +10,7 @@ import { KeyInfo, keyMatchesStore, Scope } from '../stores/keys';
 import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry } from '../stores/registry';
 import { InvalidStoreIdError } from '../stores/store-id';
 import { Authorizer } from './auth';
+import { BodyBudget, BodyBudgetOptions, DEFAULT_BODY_BUDGET, parseByteSize } from './body-budget';
 import { HttpError, notFoundStore, sendError } from './errors';
 
 /**
@@ -43,10 +44,25 @@ export interface ServerAppOptions {
   /** Requests per key per minute (default 1200; 0 = no limit). */
   rateLimitPerMinute?: number;
   ui?: StoreUi;
+  /** Bounds of request bodies in flight, globally and per key, and how long a body may take to arrive. */
+  bodies?: Partial<BodyBudgetOptions>;
   /** Extra routes (e.g. MCP), mounted after the tool API and before the audit UI. */
-  mount?: (app: Express, tools: { authorizer: Authorizer; registry: StoreRegistry }) => void;
+  mount?: (app: Express, tools: MountTools) => void;
   /** True once the server is shutting down: new requests get 503. */
   draining?: () => boolean;
+}
+
+/** What the server lends routes mounted into it, so that they obey the same keys and limits. */
+export interface MountTools {
+  authorizer: Authorizer;
+  registry: StoreRegistry;
+  /**
+   * The per-key rate limit: the request counts `points(req)` requests (nothing when 0), or is answered
+   * 429. Mount it after authorization.
+   */
+  rateLimit: (points?: (req: Request) => number) => RequestHandler;
+  /** A JSON body (415 if not JSON) within --body-limit and the body budgets, as the tool API reads it. */
+  jsonBody: RequestHandler;
 }
 
 const TOOL_CALL_FIELDS = new Set(['tool_use', 'session']);
@@ -65,16 +81,26 @@ export function createServerApp(options: ServerAppOptions): Express {
     sendError(res, new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' }));
   });
 
+  const bodyLimit = options.bodyLimit ?? '8mb';
+  const bodyLimitBytes = parseByteSize(bodyLimit);
+  if (bodyLimitBytes === null) throw new TypeError(`bodyLimit must be a size such as 8mb, got ${JSON.stringify(bodyLimit)}`);
+  const bodies = new BodyBudget({ ...DEFAULT_BODY_BUDGET, ...options.bodies });
+  if (bodyLimitBytes > bodies.options.perKeyBytes) throw new TypeError('the per-key body budget must hold at least one body of the largest size (bodyLimit)');
+  app.use(bodies.timeout());
+
   app.get('/healthz', async (_req, res) => {
     res.json({ status: 'ok', openStores: registry.openCount, replication: await replicationHealth(registry.openStores()) });
   });
 
-  const json = express.json({ limit: options.bodyLimit ?? '8mb', strict: true, type: () => true });
+  const json = bodies.reader(bodyLimitBytes, express.json({ limit: bodyLimitBytes, strict: true, type: () => true }));
   const jsonOnly: RequestHandler = (req, _res, next) => {
     if (!req.is('application/json')) return next(new HttpError(415, 'invalid_request_error', 'send the body as Content-Type: application/json'));
     next();
   };
-  const limiter = perKeyRateLimit(options.rateLimitPerMinute ?? 1200);
+  const perMinute = options.rateLimitPerMinute ?? 1200;
+  const window = rateWindow(perMinute);
+  const limiter = perKeyRateLimit(perMinute, undefined, window);
+  const rateLimit = (points?: (req: Request) => number) => perKeyRateLimit(perMinute, points, window);
   /** Run the rate limiter inside a handler: false when it answered 429 itself. */
   const withinLimit = (req: Request, res: Response) =>
     new Promise<boolean>((resolve, reject) => {
@@ -114,7 +140,8 @@ export function createServerApp(options: ServerAppOptions): Express {
   });
 
   // Mounted routes (MCP) come before the UI, whose /stores/{id}/... catch-all would take their paths.
-  options.mount?.(app, { authorizer, registry });
+  const jsonBody: RequestHandler = (req, res, next) => jsonOnly(req, res, (error?: unknown) => (error ? next(error) : json(req, res, next)));
+  options.mount?.(app, { authorizer, registry, rateLimit, jsonBody });
 
   if (options.ui) {
     const ui = options.ui;
@@ -138,7 +165,7 @@ export function createServerApp(options: ServerAppOptions): Express {
     });
 
     // Rollbacks: POST /api/v1/stores/{id}/rollback/{revert|restore|session|reset}, as the operator key.
-    app.post('/api/v1/stores/:store/rollback/:kind', authorized('operator'), limiter, jsonOnly, express.json({ limit: '16kb', type: () => true }), async (req, res) => {
+    app.post('/api/v1/stores/:store/rollback/:kind', authorized('operator'), limiter, jsonOnly, bodies.reader(16 * 1024, express.json({ limit: '16kb', type: () => true })), async (req, res) => {
       const body = req.body as Record<string, unknown>;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object');
       // The commit names the key that asked for it; the UI's rollback API trusts the server's own token.
@@ -226,12 +253,15 @@ function prefixOutput(res: Response, prefix: string): void {
 /**
  * Requests per key per minute, with the limiter the UI's login already uses (rate-limiter-flexible): a fixed
  * window per key, 429 with Retry-After (the seconds until the window ends) and the IETF RateLimit headers.
+ * A request counts `points(req)` (default 1; a JSON-RPC batch counts each of its messages; 0 counts nothing)
+ * in `window`, which every limiter of the server shares.
  */
-function perKeyRateLimit(perMinute: number): RequestHandler {
+function perKeyRateLimit(perMinute: number, points: (req: Request) => number = () => 1, window = rateWindow(perMinute)): RequestHandler {
   if (perMinute === 0) return (_req, _res, next) => next();
-  const window = new RateLimiterMemory({ points: perMinute, duration: 60 });
   const policy = `"per-key";q=${perMinute};w=60`;
   return (req, res, next) => {
+    const count = points(req);
+    if (count <= 0) return next();
     const key = `key:${req.memgitKey?.id ?? 'none'}`;
     const answer = (state: RateLimiterRes) => {
       const reset = Math.ceil(state.msBeforeNext / 1000);
@@ -239,7 +269,7 @@ function perKeyRateLimit(perMinute: number): RequestHandler {
       res.setHeader('RateLimit', `"per-key";r=${Math.max(0, state.remainingPoints)};t=${reset}`);
       return reset;
     };
-    window.consume(key).then(
+    window.consume(key, count).then(
       (state) => {
         answer(state);
         next();
@@ -247,10 +277,15 @@ function perKeyRateLimit(perMinute: number): RequestHandler {
       (refused: unknown) => {
         if (!(refused instanceof RateLimiterRes)) return next(refused);
         res.setHeader('Retry-After', String(Math.max(1, answer(refused))));
-        sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key`));
+        const batch = count > 1 ? `; this request counts ${count}, one per message of its batch` : '';
+        sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key${batch}`));
       },
     );
   };
+}
+
+function rateWindow(perMinute: number): RateLimiterMemory {
+  return new RateLimiterMemory({ points: Math.max(1, perMinute), duration: 60 });
 }
 
 function requestLog(logger: Logger): RequestHandler {

@@ -52,6 +52,11 @@ export class Authorizer {
     return key;
   }
 
+  /** Whether key `id` is still valid (not revoked): what a connection held open by that key checks. */
+  keyIsLive(id: string): Promise<boolean> {
+    return this.keys.isLive(id);
+  }
+
   /** Check that this request's key may act on `storeId` with `scope`; returns the key. */
   async authorize(req: Request, storeId: string, scope: Scope, options: { basic?: boolean } = {}): Promise<KeyInfo> {
     const key = await this.authenticate(req, options);

@@ -191,6 +191,13 @@ export class KeyRing {
     return info(record);
   }
 
+  /** Whether key `id` exists and is not revoked, as the key file says now (for sessions held open by a key). */
+  async isLive(id: string): Promise<boolean> {
+    await this.reloadIfChanged();
+    const record = this.byId.get(id);
+    return record !== undefined && !record.revoked;
+  }
+
   private async reloadIfChanged(): Promise<void> {
     const stat = await fs.promises.stat(keysFile(this.root)).catch(() => null);
     const stamp = stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}` : 'none';

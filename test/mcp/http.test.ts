@@ -8,9 +8,10 @@ import express from 'express';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createMcpHttpHandler, type McpHttpHandler } from '../../src/mcp/http';
+import { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions } from '../../src/mcp/http';
 import { MemoryStore } from '../../src/store/memory-store';
 import { loadVectors, makeTempDir, removeDir } from '../store/git-helpers';
+import { PROTOCOL_VERSION, rawInitialize, rawPost, settlesWithin, toolCallMessage, unfinishedPost } from '../server/mcp-raw';
 import { callSequence, expectSameAsReference, gitHistory, MUTATING, runThroughClient, trailerValues, unpack } from './helpers';
 
 const KEYS: Record<string, (store: string) => boolean> = {
@@ -280,6 +281,120 @@ describe('the MCP handler over Streamable HTTP', () => {
     } finally {
       await client.close();
       await idle.close();
+    }
+  }, 60_000);
+});
+
+/**
+ * Owners (issue 25, item 4 and 12): with resolveTarget, every session belongs to the owner that opened it
+ * (here the Bearer key itself), quotas are per owner, and an owner no longer valid loses its sessions.
+ */
+describe('the MCP handler between owners', () => {
+  const dirs: string[] = [];
+  let store: MemoryStore;
+  const revoked = new Set<string>();
+
+  beforeAll(async () => {
+    const dir = makeTempDir('memgit-mcp-owners-');
+    dirs.push(dir);
+    store = await MemoryStore.open(dir, quiet);
+  });
+
+  afterAll(async () => {
+    await store.close();
+    for (const dir of dirs) removeDir(dir);
+  });
+
+  /** Any `Bearer owner-*` key is its own owner, on one store. */
+  async function ownersServer(handlerOptions: Partial<McpHttpHandlerOptions<express.Request>>) {
+    const handler = createMcpHttpHandler<express.Request>({
+      resolveTarget: async (req) => {
+        const owner = /^Bearer (owner-\w+)$/.exec(req.get('authorization') ?? '')?.[1];
+        return owner && !revoked.has(owner) ? { storeId: 'one', owner, use: (task) => task(store) } : null;
+      },
+      log: () => undefined,
+      ...handlerOptions,
+    });
+    const app = express();
+    app.all('/mcp', handler);
+    const server: Server = await new Promise((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    return {
+      url,
+      handler,
+      close: async () => {
+        await handler.close();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  it('binds a session to its owner, and makes room only among the requester\'s own sessions', async () => {
+    const s = await ownersServer({ maxSessions: 4, maxSessionsPerOwner: 2 });
+    try {
+      const x1 = (await rawInitialize(s.url, 'owner-x')).session!;
+      const x2 = (await rawInitialize(s.url, 'owner-x')).session!;
+      const y1 = (await rawInitialize(s.url, 'owner-y')).session!;
+      const y2 = (await rawInitialize(s.url, 'owner-y')).session!;
+      // Another owner cannot use x's session, on the same store.
+      const borrowed = await rawPost(s.url, 'owner-y', toolCallMessage(1, { command: 'view', path: '/memories' }), x1);
+      expect([borrowed.status, borrowed.messages[0]]).toEqual([404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }]);
+      // x at its quota: its own longest-idle session makes room; y's are untouched.
+      const x3 = (await rawInitialize(s.url, 'owner-x')).session!;
+      expect(x3).not.toBeNull();
+      const status = async (owner: string, session: string) => (await rawPost(s.url, owner, toolCallMessage(2, { command: 'view', path: '/memories' }), session)).status;
+      expect([await status('owner-x', x1), await status('owner-x', x2), await status('owner-x', x3)]).toEqual([404, 200, 200]);
+      expect([await status('owner-y', y1), await status('owner-y', y2)]).toEqual([200, 200]);
+      // The pool is full: an owner with no session of its own to close waits; nobody else's goes.
+      const z = await rawInitialize(s.url, 'owner-z');
+      expect(z.session).toBeNull();
+      expect([z.answer.status, z.answer.headers.get('retry-after')]).toEqual([503, '30']);
+      expect(s.handler.sessionCount).toBe(4);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
+  it('counts a request as running only once its body is in, and answers 408 to a body that does not come', async () => {
+    const s = await ownersServer({ maxSessionsPerOwner: 1, bodyTimeoutMs: 500 });
+    try {
+      const first = (await rawInitialize(s.url, 'owner-w')).session!;
+      const headers = { Authorization: 'Bearer owner-w', 'Mcp-Session-Id': first, 'Mcp-Protocol-Version': PROTOCOL_VERSION };
+      const slow = unfinishedPost(s.url, headers, 4096, '{"jsonrpc":"2.0",');
+      // The first session has a request arriving, not running: it makes room for the owner's next one.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = await rawInitialize(s.url, 'owner-w');
+      expect(second.answer.status).toBe(200);
+      const answer = await slow.answer;
+      expect(answer.status).toBe(408);
+      expect(JSON.parse(answer.text)).toMatchObject({ error: { message: expect.stringMatching(/did not arrive/) } });
+      expect(await settlesWithin(slow.closed, 10_000)).toBe(true);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
+  it('closes the sessions and event streams of an owner that is no longer valid', async () => {
+    const s = await ownersServer({ ownerValid: async (owner) => !revoked.has(owner), ownerCheckMs: 100 });
+    try {
+      const session = (await rawInitialize(s.url, 'owner-r')).session!;
+      const other = (await rawInitialize(s.url, 'owner-q')).session!;
+      const stream = await fetch(s.url, { headers: { Authorization: 'Bearer owner-r', 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': PROTOCOL_VERSION, Accept: 'text/event-stream' } });
+      expect(stream.status).toBe(200);
+      const reader = stream.body!.getReader();
+      const ended = (async () => {
+        for (;;) if ((await reader.read()).done) return;
+      })().catch(() => undefined);
+      expect(await settlesWithin(ended, 300)).toBe(false);
+      revoked.add('owner-r');
+      expect(await settlesWithin(ended, 10_000)).toBe(true);
+      expect(s.handler.sessionCount).toBe(1);
+      expect((await rawPost(s.url, 'owner-q', toolCallMessage(3, { command: 'view', path: '/memories' }), other)).status).toBe(200);
+    } finally {
+      await s.close();
     }
   }, 60_000);
 });

@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { McpTarget } from '../../mcp/http';
+import type { StoreAccess } from '../../mcp/store-access';
 import type { ServerAppOptions, StoreUi } from '../../server/app';
-import type { MemoryStore } from '../../store/memory-store';
 import { fail, positiveInteger } from '../options';
 
 export const DEFAULT_ROOT = 'memories-repo';
@@ -18,6 +19,12 @@ interface ServerCliOptions {
   maxQueue: number;
   rateLimit: number;
   bodyLimit: string;
+  bodyBudget: string;
+  keyBodyBudget: string;
+  keyMaxBodies: number;
+  bodyTimeout: number;
+  mcpMaxSessions: number;
+  mcpSessionsPerKey: number;
 }
 
 export function registerServer(program: Command): void {
@@ -45,8 +52,14 @@ export function registerServer(program: Command): void {
     .option('--max-open-stores <n>', 'stores kept open at once (least recently used are closed)', positiveInteger, 256)
     .option('--idle-seconds <n>', 'close a store unused for this long', positiveInteger, 60)
     .option('--max-queue <n>', 'calls in flight per store before answering 503', positiveInteger, 64)
-    .option('--rate-limit <n>', 'requests per key per minute (0 = unlimited)', nonNegativeInteger, 1200)
-    .option('--body-limit <size>', 'largest request body (e.g. 512kb, 8mb)', parseSize, '8mb')
+    .option('--rate-limit <n>', 'requests per key per minute, REST and MCP (an MCP batch counts each message; 0 = unlimited)', nonNegativeInteger, 1200)
+    .option('--body-limit <size>', 'largest request body, REST and MCP (e.g. 512kb, 8mb)', parseSize, '8mb')
+    .option('--body-budget <size>', 'request bodies held in memory at once, all keys together (503 with Retry-After beyond)', parseSize, '128mb')
+    .option('--key-body-budget <size>', 'request bodies held in memory at once per key (429 with Retry-After beyond)', parseSize, '32mb')
+    .option('--key-max-bodies <n>', 'requests with a body in flight at once per key (429 with Retry-After beyond)', positiveInteger, 64)
+    .option('--body-timeout <seconds>', 'a request body must arrive within this long (408 beyond)', positiveInteger, 30)
+    .option('--mcp-max-sessions <n>', 'open MCP sessions, all keys together (503 beyond)', positiveInteger, 1000)
+    .option('--mcp-sessions-per-key <n>', "open MCP sessions per key; a key's own longest-idle session makes room (429 when all are busy)", positiveInteger, 16)
     .action(async (options: ServerCliOptions) => {
       await runServer(options);
     });
@@ -62,8 +75,11 @@ async function runServer(options: ServerCliOptions): Promise<void> {
   const fromEnv = process.env.MEMGIT_TOKEN;
   if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH) fail(`MEMGIT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`);
   const token = fromEnv ?? newOperatorToken();
+  const bytes = { bodyLimit: sizeBytes(options.bodyLimit), bodyBudget: sizeBytes(options.bodyBudget), keyBodyBudget: sizeBytes(options.keyBodyBudget) };
+  if (bytes.keyBodyBudget < bytes.bodyLimit) fail(`--key-body-budget (${options.keyBodyBudget}) must hold at least one body of --body-limit (${options.bodyLimit})`);
+  if (bytes.bodyBudget < bytes.keyBodyBudget) fail(`--body-budget (${options.bodyBudget}) must be at least --key-body-budget (${options.keyBodyBudget})`);
   const ui = storeUi(token, [options.host, ...options.allowedHost]);
-  const mcp = mcpMount();
+  const mcp = mcpMount({ maxSessions: options.mcpMaxSessions, maxSessionsPerOwner: options.mcpSessionsPerKey, bodyTimeoutMs: options.bodyTimeout * 1000 });
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -73,6 +89,7 @@ async function runServer(options: ServerCliOptions): Promise<void> {
       ui,
       mount: mcp.mount,
       bodyLimit: options.bodyLimit,
+      bodies: { totalBytes: bytes.bodyBudget, perKeyBytes: bytes.keyBodyBudget, perKeyRequests: options.keyMaxBodies, timeoutMs: options.bodyTimeout * 1000 },
       rateLimitPerMinute: options.rateLimit,
       stores: { maxOpen: options.maxOpenStores, idleMs: options.idleSeconds * 1000, maxQueue: options.maxQueue },
     });
@@ -97,34 +114,58 @@ async function runServer(options: ServerCliOptions): Promise<void> {
 }
 
 /**
- * MCP's Streamable HTTP transport per store, at /stores/{store}/mcp behind the server's keys (write scope;
- * a key that may create stores creates one on its first call). The store stays in use in the registry
- * (neither evicted nor closed) for as long as each request, event streams included, is open.
+ * MCP's Streamable HTTP transport per store, at /stores/{store}/mcp behind the server's keys (write scope),
+ * within the server's limits: every JSON-RPC message counts against the key's rate limit (a batch counts
+ * each of its messages), bodies are read within --body-limit and the body budgets before anything else
+ * happens, and a session belongs to the key that opened it. A session reaches its store through the
+ * registry per call, so a call holds the store (a queue slot, a place in the LRU) only while it runs; a key
+ * that may create stores creates one with its first call. A revoked key's sessions are closed.
  */
-function mcpMount(): { mount: NonNullable<ServerAppOptions['mount']>; close: () => Promise<void> } {
+function mcpMount(limits: { maxSessions: number; maxSessionsPerOwner: number; bodyTimeoutMs: number }): {
+  mount: NonNullable<ServerAppOptions['mount']>;
+  close: () => Promise<void>;
+} {
   const { createMcpHttpHandler } = require('../../mcp/http') as typeof import('../../mcp/http');
-  type McpRequest = Request & { memgitMcpStore?: MemoryStore };
+  const { StoreUnavailableError } = require('../../mcp/store-access') as typeof import('../../mcp/store-access');
+  const { QueueFullError, RegistryClosedError, StoreNotFoundError } = require('../../stores/registry') as typeof import('../../stores/registry');
+  type McpRequest = Request & { memgitMcpTarget?: McpTarget };
+  let keyIsLive: (id: string) => Promise<boolean> = async () => true;
   const handler = createMcpHttpHandler<McpRequest>({
-    resolveStore: async (req) => req.memgitMcpStore ?? null,
+    resolveTarget: async (req) => req.memgitMcpTarget ?? null,
+    ...limits,
+    ownerValid: (owner) => keyIsLive(owner),
     log: (message) => process.stderr.write(`memgit: mcp: ${message}\n`),
   });
+  /** What the model is told when the registry cannot give the store to a call (nothing ran). */
+  const unavailable = (error: unknown): unknown => {
+    if (error instanceof QueueFullError) return new StoreUnavailableError(`the memory store is busy (too many calls in flight); try again in ${error.retryAfterSeconds} s.`);
+    if (error instanceof StoreNotFoundError) return new StoreUnavailableError('the memory store does not exist.');
+    if (error instanceof RegistryClosedError) return new StoreUnavailableError('the memory store is shutting down.');
+    return error;
+  };
   return {
-    mount: (app, { authorizer, registry }) => {
-      app.all('/stores/:store/mcp', (req: McpRequest, res: Response, next: NextFunction) => {
-        const id = String(req.params.store);
-        authorizer
-          .authorize(req, id, 'write')
-          .then((key) =>
-            registry.use(id, { create: key.create }, (store) =>
-              new Promise<void>((resolve) => {
-                req.memgitMcpStore = store;
-                res.once('close', () => resolve());
-                handler(req, res, next);
-              }),
-            ),
-          )
-          .catch(next);
-      });
+    mount: (app, { authorizer, registry, rateLimit, jsonBody }) => {
+      keyIsLive = (id) => authorizer.keyIsLive(id);
+      const storeAccess = (id: string, create: boolean): StoreAccess => (task) =>
+        registry.use(id, { create }, task).catch((error: unknown) => {
+          throw unavailable(error);
+        });
+      app.all(
+        '/stores/:store/mcp',
+        authorizer.middleware('write'),
+        rateLimit(),
+        (req: Request, res: Response, next: NextFunction) => (req.method === 'POST' ? jsonBody(req, res, next) : next()),
+        rateLimit((req) => (Array.isArray(req.body) ? req.body.length - 1 : 0)),
+        (req: McpRequest, res: Response, next: NextFunction) => {
+          const id = String(req.params.store);
+          const key = req.memgitKey!;
+          (key.create ? Promise.resolve(true) : registry.exists(id)).then((exists) => {
+            if (!exists) return next(new StoreNotFoundError(id));
+            req.memgitMcpTarget = { storeId: id, owner: key.id, use: storeAccess(id, key.create) };
+            handler(req, res, next);
+          }, next);
+        },
+      );
     },
     close: () => handler.close(),
   };
@@ -165,6 +206,11 @@ function parsePort(value: string): number {
 function parseSize(value: string): string {
   if (!/^[1-9]\d*(b|kb|mb)?$/i.test(value.trim())) throw new InvalidArgumentError('expected a size such as 512kb or 8mb');
   return value.trim().toLowerCase();
+}
+
+function sizeBytes(size: string): number {
+  const match = /^(\d+)(b|kb|mb)?$/.exec(size)!;
+  return Number(match[1]) * { b: 1, kb: 1024, mb: 1024 * 1024 }[(match[2] ?? 'b') as 'b' | 'kb' | 'mb'];
 }
 
 function nonNegativeInteger(value: string): number {

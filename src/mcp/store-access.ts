@@ -1,0 +1,25 @@
+import type { MemoryStore } from '../store/memory-store';
+
+/**
+ * How an MCP connection reaches its store: a function that runs one task on it. Over stdio the store is
+ * simply open; over HTTP the server opens it per call through its registry, so the call holds the store
+ * (a queue slot, a place in the open-store LRU) only while it runs, and a session outlives the store
+ * object being closed when idle and opened again.
+ */
+export type StoreAccess = <T>(task: (store: MemoryStore) => Promise<T>) => Promise<T>;
+
+/**
+ * The store could not be had for a call (busy, gone, shutting down); the task never ran. Its message is
+ * shown to the client as is, so it must name no host path.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+export function storeAccess(store: MemoryStore | StoreAccess): StoreAccess {
+  if (typeof store === 'function') return store;
+  return (task) => task(store);
+}
