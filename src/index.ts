@@ -26,6 +26,15 @@ export {
   LockTimeoutError,
   RollbackRefusedError,
   StaleHeadError,
+  ReadOnlyStoreError,
+  ReplicationRefusedError,
+  ReplicationStoppedError,
+  RedactionRefusedError,
+  AmbiguousRefError,
+  PointNotFoundError,
+  InvalidPointError,
+  AmbiguousPointError,
+  PathNotFoundError,
 } from './store/errors';
 export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
 export { newSessionId } from './store/session-id';
@@ -49,7 +58,18 @@ import type { StartServerOptions, RunningMemgitServer } from './server';
 export function startMemgitServer(options: StartServerOptions): Promise<RunningMemgitServer> {
   return (require('./server/server') as typeof import('./server/server')).startServer(options);
 }
-export { StoreRegistry, StoreNotFoundError, QueueFullError, createKey, listKeys, revokeKey, isValidStoreId } from './stores';
+export {
+  StoreRegistry,
+  StoreNotFoundError,
+  QueueFullError,
+  RegistryClosedError,
+  InvalidStoreIdError,
+  KeyError,
+  createKey,
+  listKeys,
+  revokeKey,
+  isValidStoreId,
+} from './stores';
 export type { RegistryOptions, StoreSummary, Scope, KeyInfo } from './stores';
 export { startServer } from './web/server';
 export type { ServerOptions, RunningServer } from './web/server';
@@ -58,3 +78,15 @@ export type { AppOptions } from './web/app';
 export type { RouteModule } from './web/page';
 export { rollbackRoutes } from './web/routes/rollback';
 export type { RollbackRouteOptions } from './web/routes/rollback';
+export type { McpHttpHandler, McpHttpHandlerOptions, McpHttpRequest } from './mcp/http';
+import type { McpHttpHandler, McpHttpHandlerOptions, McpHttpRequest } from './mcp/http';
+
+/**
+ * The memory tool over MCP's Streamable HTTP transport, as an express-mountable handler (src/mcp/http):
+ * loaded on first use, like startMemgitServer, so that `import 'memgit'` does not load the MCP SDK.
+ */
+export function createMcpHttpHandler<Req extends McpHttpRequest = McpHttpRequest>(options: McpHttpHandlerOptions<Req>): McpHttpHandler<Req> {
+  return (require('./mcp/http') as typeof import('./mcp/http')).createMcpHttpHandler(options);
+}
+export { ChatSession } from './agent/chat-session';
+export type { ChatSessionOptions, CompactionOptions, ContextEvent, MemoryCall } from './agent/chat-session';

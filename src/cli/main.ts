@@ -82,7 +82,24 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * A reader that stopped reading (`memgit --help | head -1`, `memgit log | head`) is no error: stop quietly,
+ * exit 0, as the output was not wanted any more. Writes to a closed pipe fail with EPIPE after the write
+ * returned, as an 'error' event that would otherwise crash with a stack trace. A command that handles its
+ * output's errors itself (`memgit mcp` shuts down cleanly) has its own listener and is left to it.
+ */
+function stopQuietlyWhenOutputCloses(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    const onError = (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      if (stream.listenerCount('error') === 1) process.exit(0);
+    };
+    stream.on('error', onError);
+  }
+}
+
 async function main(): Promise<void> {
+  stopQuietlyWhenOutputCloses();
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {

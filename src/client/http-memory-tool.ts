@@ -1,10 +1,12 @@
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { ToolResult } from '../store/memory-store';
+import { runnableMemoryTool, type RunnableMemoryTool, type ToolErrorClass } from '../store/memory-tool';
 
 /**
  * The memory tool of a remote store, over `memgit server`'s HTTP API: the same runnable tool as
  * `store.memoryTool()`, so `client.beta.messages.toolRunner({ tools: [createHttpMemoryTool(...)] })`
- * works unchanged. Error results throw the SDK's ToolError, so the model receives the exact text.
+ * works unchanged. Error results throw the SDK's ToolError (the copy of the caller's module system, as
+ * store.memoryTool() does), so the model receives the exact text.
  *
  * Calls are retried (same tool_use id, so the server answers a retry of an applied call with the same
  * result and no second commit) on connection errors and on 503/429, honouring Retry-After.
@@ -44,19 +46,17 @@ export interface HttpToolCallAnswer {
   commit: string | null;
 }
 
-export function createHttpMemoryTool(options: HttpMemoryToolOptions) {
+export function createHttpMemoryTool(options: HttpMemoryToolOptions): RunnableMemoryTool {
+  return httpMemoryTool(options, ToolError);
+}
+
+/**
+ * createHttpMemoryTool throwing `toolError`: the CommonJS entry passes the SDK's CommonJS ToolError, the
+ * ES module entry (index.mts) its ESM copy, the class an ES module's runner checks (as store.memoryTool()).
+ */
+export function httpMemoryTool(options: HttpMemoryToolOptions, toolError: ToolErrorClass): RunnableMemoryTool {
   const call = httpToolCaller(options);
-  return {
-    type: 'memory_20250818' as const,
-    name: 'memory' as const,
-    parse: (input: unknown) => input as Record<string, unknown>,
-    run: async (input: unknown, runContext?: { toolUse?: { id?: string } }): Promise<string> => {
-      const answer = await call({ type: 'tool_use', id: runContext?.toolUse?.id, name: 'memory', input });
-      const result = answer.tool_result;
-      if (result.is_error) throw new ToolError(result.content);
-      return result.content;
-    },
-  };
+  return runnableMemoryTool(async (toolUse) => (await call(toolUse)).tool_result, {}, toolError);
 }
 
 /** One tool_use block to the server, answered with `{ tool_result, commit }` (for loops without the runner). */

@@ -28,8 +28,35 @@ export type RunnableMemoryTool = Omit<BetaMemoryTool20250818, 'type' | 'name'> &
 
 const TOOL_DEFINITION_KEYS = new Set(['type', 'name', 'parse', 'run', 'onCall']);
 
+/** The tool_use block the runner's call becomes (its id from the runner's context, when it gives one). */
+export type RunnerToolUse = { type: 'tool_use'; id: unknown; name: 'memory'; input: unknown };
+
+/**
+ * The runnable tool around `answer` (one call to its tool_result: a store's execute, or memgit server over
+ * HTTP): an error result is thrown as `toolError`, so the runner sends its text verbatim with is_error.
+ * `extra` are API properties of the tool definition (cache_control, …), sent as given.
+ */
+export function runnableMemoryTool(
+  answer: (toolUse: RunnerToolUse) => Promise<{ is_error?: boolean; content: string }>,
+  extra: Record<string, unknown>,
+  toolError: ToolErrorClass,
+): RunnableMemoryTool {
+  return {
+    ...extra,
+    type: 'memory_20250818',
+    name: 'memory',
+    parse: (input: unknown) => input as Record<string, unknown>,
+    run: async (input: unknown, runContext?: { toolUse?: { id?: string } }): Promise<string> => {
+      const result = await answer({ type: 'tool_use', id: runContext?.toolUse?.id, name: 'memory', input });
+      if (result.is_error) throw new toolError(result.content);
+      return result.content;
+    },
+  };
+}
+
+/** `store.memoryTool(context, options)`: the runnable tool of a store's execute, with its onCall hook. */
 export function createMemoryTool(
-  execute: (toolUse: { type: 'tool_use'; id: unknown; name: 'memory'; input: unknown }) => Promise<ExecutionReport>,
+  execute: (toolUse: RunnerToolUse) => Promise<ExecutionReport>,
   options: MemoryToolOptions | MemoryToolCallHook | undefined,
   toolError: ToolErrorClass,
 ): RunnableMemoryTool {
@@ -43,17 +70,13 @@ export function createMemoryTool(
   }
   // The API properties pass through; the tool's identity and behaviour are memgit's, whatever is passed.
   const extra = Object.fromEntries(Object.entries(normalised).filter(([key]) => !TOOL_DEFINITION_KEYS.has(key)));
-  return {
-    ...extra,
-    type: 'memory_20250818',
-    name: 'memory',
-    parse: (input: unknown) => input as Record<string, unknown>,
-    run: async (input: unknown, runContext?: { toolUse?: { id?: string } }): Promise<string> => {
-      const report = await execute({ type: 'tool_use', id: runContext?.toolUse?.id, name: 'memory', input });
-      onCall?.(report, input);
-      const result = report.result;
-      if (result.is_error) throw new toolError(result.content);
-      return result.content;
+  return runnableMemoryTool(
+    async (toolUse) => {
+      const report = await execute(toolUse);
+      onCall?.(report, toolUse.input);
+      return report.result;
     },
-  };
+    extra,
+    toolError,
+  );
 }

@@ -1,6 +1,6 @@
 /**
- * examples/python/agent.py with the official `anthropic` Python package (in .venv-test, made by
- * scripts/python-venv.sh), talking to the scripted Messages API server and to a spawned memgit server:
+ * examples/python/agent.py with the official `anthropic` Python package (in .venv-test, made when missing
+ * by test/support/python-venv.ts), talking to the scripted Messages API server and to a spawned memgit server:
  * the tool_results Python sends back are byte for byte what store.execute answers; commits via git CLI.
  */
 import { spawn } from 'node:child_process';
@@ -11,17 +11,18 @@ import { MemoryStore } from '../../src/store/memory-store';
 import { expectRepository, gitReport, makeTempDir, QUIET, removeDir, toolUse } from '../store/git-helpers';
 import { ensureBuilt, REPO_ROOT } from '../support/dist';
 import { makeKey, spawnServer, SpawnedServer } from '../server/spawn-server';
+import { ensurePythonVenv } from '../support/python-venv';
 
-const PYTHON = path.join(REPO_ROOT, '.venv-test', 'bin', 'python');
 const AGENT = path.join(REPO_ROOT, 'examples', 'python', 'agent.py');
 const base = makeTempDir('memgit-python-');
 const root = path.join(base, 'root');
+let python: string;
 let server: SpawnedServer;
 let scripted: ScriptedServer;
 
 beforeAll(async () => {
-  // Not a skip: without the environment this test fails and says how to make it.
-  if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: run scripts/python-venv.sh (CI runs it in .ci/run)`);
+  // Made when missing; when it cannot be made this test fails (not a skip), saying why and how.
+  python = await ensurePythonVenv();
   await ensureBuilt();
   fs.mkdirSync(root);
   server = await spawnServer(root);
@@ -44,7 +45,7 @@ const TURNS: Array<Array<[string, Record<string, unknown>]>> = [
 
 function runPython(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [AGENT, ...args], { env, cwd: REPO_ROOT });
+    const child = spawn(python, [AGENT, ...args], { env, cwd: REPO_ROOT });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

@@ -181,6 +181,9 @@ function wrapHandle(handle: fs.promises.FileHandle, file: string): fs.promises.F
     const original = record[name].bind(handle);
     record[name] = (...args: unknown[]) => {
       const error = injector.check(`handle.${name}`, file, writes, name === 'write' || name === 'writeFile' ? bytesOf('writeFile', [null, args[0]]) : 0);
+      // A close that fails still releases the descriptor (close(2) on Linux, whatever it reports):
+      // failing it without closing would leak a descriptor the store did try to close.
+      if (error && name === 'close') return original().then(() => Promise.reject(error), () => Promise.reject(error));
       if (error) return Promise.reject(error);
       if (SYNCS.has(`handle.${name}`) && syncIsSkipped(file)) return Promise.resolve();
       return original(...args);

@@ -7,7 +7,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BetaLocalFilesystemMemoryTool } from '@anthropic-ai/sdk/tools/memory/node';
-import { CLI_MAIN, ensureBuilt } from '../support/dist';
+import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
+import { folderOthersCannotEnter, SharedPackage, sharePackage } from '../support/other-user';
 import { gitReport, makeTempDir, removeDir, storeFingerprint } from './git-helpers';
 
 const dirs: string[] = [];
@@ -17,10 +18,14 @@ const temp = (prefix: string) => {
   return dir;
 };
 const NOBODY = 65534;
+const RUNS_AS_ROOT = process.getuid?.() === 0;
+/** Under root, the package copied where `nobody` can run it (the checkout may sit in a folder only root may enter). */
+let shared: SharedPackage | undefined;
 const memgit = (...args: string[]) => memgitAs(undefined, ...args);
 function memgitAs(uid: number | undefined, ...args: string[]) {
   const ids = uid === undefined ? {} : { uid, gid: uid };
-  return spawnSync(process.execPath, [CLI_MAIN, ...args], { encoding: 'utf8', env: { ...process.env, USER: 'ops_ann' }, ...ids });
+  const cli = uid === undefined ? CLI_MAIN : shared!.cliMain;
+  return spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, USER: 'ops_ann' }, ...ids });
 }
 const git = (dir: string, ...args: string[]) => spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).stdout.trimEnd();
 
@@ -39,14 +44,17 @@ async function sdkMemoryDir(): Promise<string> {
   return base;
 }
 
-afterAll(() => dirs.forEach(removeDir));
+afterAll(() => {
+  dirs.forEach(removeDir);
+  shared?.remove();
+});
 
 /**
  * Run `task` (a memgit CLI run) as a user that file modes apply to: root reads a file of mode 000 anyway,
  * so under root the CLI runs as `nobody`, with `dirs` handed to it for the run and given back after it.
  */
 function unprivileged(task: (uid?: number) => ReturnType<typeof memgit>, dirs: string[]): ReturnType<typeof memgit> {
-  if (process.getuid?.() !== 0) return task();
+  if (!RUNS_AS_ROOT) return task();
   const owner = (uid: number, gid: number) => {
     const walk = (p: string) => {
       fs.lchownSync(p, uid, gid);
@@ -64,6 +72,7 @@ function unprivileged(task: (uid?: number) => ReturnType<typeof memgit>, dirs: s
 
 beforeAll(async () => {
   await ensureBuilt();
+  if (RUNS_AS_ROOT) shared = sharePackage();
 });
 
 describe('memgit import', () => {
@@ -140,6 +149,21 @@ describe('memgit import', () => {
     expect(report.fsckOutput).toBe('');
     expect(report.fsckCode).toBe(0);
     expect(report.status).toBe('');
+  });
+
+  it('under root, nobody runs a copy of the package outside the checkout, in folders everyone may enter', () => {
+    if (!RUNS_AS_ROOT) {
+      expect(shared).toBeUndefined(); // the CLI runs as this user, from the checkout
+      return;
+    }
+    const copy = path.dirname(shared!.cliMain);
+    expect(path.relative(REPO_ROOT, copy).startsWith('..')).toBe(true);
+    expect(folderOthersCannotEnter(copy)).toBeNull();
+    // And nobody can start it: --version loads the CLI and its dependencies.
+    const run = memgitAs(NOBODY, '--version');
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe(`${JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version}\n`);
+    expect(run.status).toBe(0);
   });
 
   it('refuses a folder with no memories/ and changes nothing', () => {

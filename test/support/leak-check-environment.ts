@@ -1,0 +1,101 @@
+/**
+ * The test environment of every test file (jest.config.js): node's, plus a check that the file left no
+ * FileHandle open. Node closes a FileHandle that is garbage collected while open and warns "Closing file
+ * descriptor N on garbage collection": in a long-running server that is a descriptor leak. Warnings fire
+ * only when the collector runs, so the check forces collections when the file's tests are done and fails
+ * the file that leaked, naming the descriptors (and, with MEMGIT_TRACE_HANDLES=1, where they were opened).
+ */
+import type { Circus } from '@jest/types';
+import NodeEnvironment from 'jest-environment-node';
+import * as fs from 'node:fs';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
+
+const LEAK_WARNING = /^Closing file descriptor \d+ on garbage collection/;
+
+/** The collector, without --expose-gc on the command line: a context made after the flag is set has `gc`. */
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc') as () => void;
+
+/** Collections at the end of a file: the first leaves a handle the last test's async context still held. */
+const ROUNDS_AT_END = 2;
+
+const nextImmediate = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Collect `rounds` times: node reports a collected FileHandle from an immediate callback, through
+ * process.emitWarning (itself on the next tick), so each collection is followed by a few turns.
+ */
+async function collectAndSettle(rounds: number): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    collectGarbage();
+    for (let turn = 0; turn < 3; turn++) await nextImmediate();
+  }
+  await new Promise<void>((resolve) => setTimeout(resolve, 20));
+}
+
+/**
+ * Where each FileHandle was opened, by descriptor, when MEMGIT_TRACE_HANDLES is set: fs.promises.open
+ * is wrapped to keep the caller's stack (a handle is made natively when the open completes, where no
+ * hook sees who asked for it).
+ */
+const openedAt = new Map<number, string>();
+if (process.env.MEMGIT_TRACE_HANDLES) {
+  const open = fs.promises.open;
+  fs.promises.open = async function tracedOpen(...args: Parameters<typeof open>) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 15;
+    const stack = new Error('opened').stack!.split('\n').slice(2).join('\n');
+    Error.stackTraceLimit = limit;
+    const handle = await open(...args);
+    openedAt.set(handle.fd, stack);
+    return handle;
+  };
+}
+
+/** Every such warning in this worker process, until a test file takes it as its own. */
+const pending: string[] = [];
+process.on('warning', (warning: Error) => {
+  if (!LEAK_WARNING.test(warning.message)) return;
+  const fd = Number(/\d+/.exec(warning.message)![0]);
+  const where = openedAt.get(fd);
+  pending.push(where ? `${warning.message}, opened\n${where}` : warning.message);
+});
+/** The test file this worker ran last: a handle its modules held is collected only after it ended. */
+let previousFile: string | null = null;
+
+function leakError(found: string[], what: string): Error {
+  return new Error(
+    `${what} left ${found.length} FileHandle(s) open; node closed them on garbage collection:\n` +
+      found.map((message) => `  ${message}`).join('\n') +
+      '\nClose every FileHandle in a finally (MEMGIT_TRACE_HANDLES=1 shows where each was opened).',
+  );
+}
+
+export default class LeakCheckEnvironment extends NodeEnvironment {
+  private readonly testPath: string;
+  private inherited: Error | null = null;
+
+  constructor(...args: ConstructorParameters<typeof NodeEnvironment>) {
+    super(...args);
+    this.testPath = args[1].testPath;
+  }
+
+  override async setup(): Promise<void> {
+    await super.setup();
+    await collectAndSettle(1);
+    // Collected only now: held by the previous file's modules until it was torn down. This file fails
+    // for it (the last file of a worker has nobody to report it, but its process exits without a warning).
+    const found = pending.splice(0);
+    if (found.length > 0) this.inherited = leakError(found, `a test file run before ${this.testPath} in this worker (${previousFile ?? 'unknown'})`);
+    previousFile = this.testPath;
+  }
+
+  async handleTestEvent(event: Circus.Event, state: Circus.State): Promise<void> {
+    if (event.name !== 'run_finish') return;
+    if (this.inherited) state.unhandledErrors.push(this.inherited);
+    await collectAndSettle(ROUNDS_AT_END);
+    const found = pending.splice(0);
+    if (found.length > 0) state.unhandledErrors.push(leakError(found, this.testPath));
+  }
+}
