@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { addRemote, displayUrl, forgetRemoteState, listRemotes, removeRemote } from '../../store/replication';
+import { addRemote, displayUrl, forgetRemoteState, inspectRemoteHead, listRemotes, removeRemote } from '../../store/replication';
 import { openStore, repoOption } from '../options';
 
 export function registerRemote(program: Command): void {
@@ -30,6 +30,13 @@ export function registerRemote(program: Command): void {
           `added remote ${added.name} ${displayUrl(added.url)}${added.tokenEnv ? ` (token from $${added.tokenEnv})` : ''}` +
             `${added.auto ? '; every commit is pushed to it' : '; push with `memgit push`'}\n`,
         );
+        // The remote is asked once now, so that a replica nobody could clone with git is known at once.
+        try {
+          const problem = await inspectRemoteHead(store.gitdir, added, 10_000);
+          if (problem) process.stderr.write(`memgit: warning: ${problem}\n`);
+        } catch (error) {
+          process.stderr.write(`memgit: note: ${(error as Error).message.replace(/^memgit: /, '')} (the remote is kept; a push checks again)\n`);
+        }
       } finally {
         await store.close();
       }

@@ -43,6 +43,7 @@ export function registerStatus(program: Command): void {
           const lag = r.lagCommits === 0 ? 'up to date' : `${r.lagCommits} commit(s) behind, oldest ${formatAge(r.oldestUnpushedAgeSeconds ?? 0)} old`;
           lines.push(`replica  ${r.remote} ${r.url} (${r.auto ? 'auto' : 'manual'}): ${r.stopped ? 'STOPPED' : lag}`);
           if (r.stopped) lines.push(`         stopped ${r.stopped.at}: ${r.stopped.reason}`);
+          if (r.headProblem) lines.push(`         warning: ${r.headProblem}`);
           if (r.lastError) lines.push(`         last error ${r.lastError.at} (attempt ${r.lastError.attempts}): ${r.lastError.message}`);
           if (r.pushedAt) lines.push(`         last push ${r.pushedAt}`);
         }
