@@ -3,6 +3,7 @@
  * basic auth on 127.0.0.1. What arrives on the server is checked with the git CLI there.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryStore } from '../../src/store/memory-store';
@@ -386,6 +387,11 @@ test('after a redaction the next push replaces the replica\'s history (logged), 
   await cloneStore(`${server.url}/redacted.git`, copy, { readOnly: true, tokenEnv: TOKEN_ENV });
   expect(git(copy, 'rev-parse', 'refs/memgit/audit').trim()).toBe(audit);
   const record = JSON.parse(git(copy, 'show', 'refs/memgit/audit:redactions/r1.json'));
+  // The record's hash of what was erased is keyed with a secret that stays with the source store.
+  expect(record.matched).toMatch(/^hmac-sha256:/);
+  expect(record.matched).not.toBe(`sha256:${createHash('sha256').update(`text\0${secret}`).digest('hex')}`);
+  expect(fs.existsSync(path.join(store.gitdir, 'memgit', 'redaction-key'))).toBe(true);
+  expect(fs.existsSync(path.join(copy, '.git', 'memgit', 'redaction-key'))).toBe(false);
   const clone = await MemoryStore.open(copy, QUIET);
   const oldCommit = Object.keys(record.map).find((old) => record.map[old] === clone.history.byToolUseId('toolu_rd_0')!.commit)!;
   expect((await clone.resolve(oldCommit)).toolUseId).toBe('toolu_rd_0');
