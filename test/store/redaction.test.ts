@@ -148,6 +148,18 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   const list = spawnSync(process.execPath, [CLI_MAIN, 'redactions', '--repo', dir], { encoding: 'utf8' });
   expect(list.stdout).toMatch(/^r1 .* dana {2}text {2}7 changed \/ 7 rewritten {2}leaked key\n$/);
 
+  // `memgit show` of an old id shows the rewritten commit and says so, as the UI does; the new id does not.
+  const rewrittenR02 = git(dir, 'log', '--format=%H', '--grep=^toolu_r02$', 'main').trim();
+  const show = (ref: string, ...more: string[]) => spawnSync(process.execPath, [CLI_MAIN, 'show', ref, '--repo', dir, ...more], { encoding: 'utf8' });
+  const old = show(oldR02);
+  expect(old.status).toBe(0);
+  expect(old.stdout).toMatch(new RegExp(`^commit ${rewrittenR02}\n`));
+  expect(old.stderr).toBe(`memgit: note: ${oldR02} is an id from before redaction r1, which rewrote this commit; it is now ${rewrittenR02} (memgit redactions lists the redactions)\n`);
+  expect(show(oldR02.slice(0, 12)).stderr).toContain(`${oldR02.slice(0, 12)} is an id from before redaction r1`);
+  expect(JSON.parse(show(oldR02, '--json').stdout)).toMatchObject({ commit: rewrittenR02, rewrittenFrom: { old: oldR02, redaction: 'r1' } });
+  expect(show(rewrittenR02).stderr).toBe('');
+  expect(JSON.parse(show('toolu_r02', '--json').stdout)).toMatchObject({ commit: rewrittenR02, rewrittenFrom: null });
+
   // Blame across the rewritten range: every line still goes to the call that wrote it, under its new id
   // (the marker line to the call that wrote the key); an old id given as --at resolves too.
   const newId = (toolUseId: string) => git(dir, 'log', '--format=%H', `--grep=^${toolUseId}$`, 'main').trim();

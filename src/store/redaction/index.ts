@@ -291,6 +291,22 @@ export async function rewrittenCommit(port: Pick<RedactionPort, 'objects' | 'dur
   return current;
 }
 
+/**
+ * Whether a ref that resolved to `resolved` named it by an id from before a redaction (a bookmark, a
+ * link): the old id and the redaction that rewrote it, or null when the ref names the commit as it is.
+ * Every edge that shows a commit says so the same way (the UI's notice, `memgit show`).
+ */
+export async function rewrittenFrom(
+  port: Pick<RedactionPort, 'objects' | 'durableFs' | 'gitdir'>,
+  ref: string,
+  resolved: string,
+): Promise<{ old: string; redaction: string } | null> {
+  const id = ref.replace(/^commit:/, '').toLowerCase();
+  if (!/^[0-9a-f]{7,40}$/.test(id) || resolved.startsWith(id)) return null;
+  const moved = await rewrittenCommit(port, id);
+  return moved && moved.commit === resolved ? { old: id, redaction: moved.redaction } : null;
+}
+
 export interface VerificationReport {
   redaction: string;
   /**
