@@ -226,7 +226,7 @@ describe('memgit cat / ls / diff / sessions', () => {
     expect(run.stdout).toBe(spawnSync('git', ['-C', repo, 'show', `${commits[2]}:memories/a.md`], { encoding: 'utf8' }).stdout);
     const json = JSON.parse(memgit(['cat', '/memories/b.md', '--at', 'HEAD~1', '--repo', repo, '--json']).stdout);
     // HEAD~1 is the revert of the revert: toolu_04's edit re-applied.
-    expect(json).toEqual({ path: '/memories/b.md', commit: commits[7], tool_use_id: null, size: 11, content: 'one\npublic\n' });
+    expect(json).toEqual({ path: '/memories/b.md', commit: commits[7], toolUseId: null, size: 11, content: 'one\npublic\n' });
     const absent = memgit(['cat', '/memories/a.md', '--repo', repo]);
     expect(absent.status).toBe(1);
     expect(absent.stderr).toBe(`memgit: /memories/a.md does not exist at commit ${commits[8].slice(0, 12)}\n`);
@@ -260,7 +260,7 @@ describe('memgit cat / ls / diff / sessions', () => {
     expect(gitDiff).toContain('+public');
     expect(memgit(['diff', 'HEAD~4', '/memories/notes', '--repo', repo, '--name-status']).stdout).toBe('M\t/memories/notes/n.md\n');
     const json = JSON.parse(memgit(['diff', 'HEAD~3', 'HEAD', '--repo', repo, '--json']).stdout);
-    expect(json).toMatchObject({ from: commits[5], to: commits[8], path: '/memories', files: [{ status: 'modified', old_path: '/memories/b.md', added: 1, removed: 1 }] });
+    expect(json).toMatchObject({ from: commits[5], to: commits[8], path: '/memories', files: [{ status: 'modified', oldPath: '/memories/b.md', added: 1, removed: 1 }] });
     for (const bad of [['/memories'], ['HEAD', 'HEAD~1', 'HEAD~2'], ['HEAD', '/etc']]) {
       expect(memgit(['diff', ...bad, '--repo', repo]).status).toBe(64);
     }

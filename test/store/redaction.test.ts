@@ -166,10 +166,10 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   const blame = (file: string, ...more: string[]) => {
     const run = spawnSync(process.execPath, [CLI_MAIN, 'blame', file, '--repo', dir, '--json', ...more], { encoding: 'utf8' });
     expect(run.stderr).toBe('');
-    return (JSON.parse(run.stdout) as { at: string; lines: Array<{ text: string; commit: string; tool_use_id: string | null; title: string }> });
+    return (JSON.parse(run.stdout) as { at: string; lines: Array<{ text: string; commit: string; toolUseId: string | null; title: string }> });
   };
   const setup = blame('/memories/acme/setup.md');
-  expect(setup.lines.map((l) => [l.text, l.tool_use_id, l.commit])).toEqual([
+  expect(setup.lines.map((l) => [l.text, l.toolUseId, l.commit])).toEqual([
     ['# Setup', 'toolu_r02', newId('toolu_r02')],
     [`api key: ${outcome.marker}`, 'toolu_r02', newId('toolu_r02')],
     ['region: eu', 'toolu_r02', newId('toolu_r02')],
@@ -177,7 +177,7 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   ]);
   expect(newId('toolu_r02')).not.toBe(oldR02);
   const profile = blame('/memories/profile.md');
-  expect(profile.lines.map((l) => [l.text, l.tool_use_id ?? l.title])).toEqual([
+  expect(profile.lines.map((l) => [l.text, l.toolUseId ?? l.title])).toEqual([
     ['# Acme', 'toolu_r01'],
     ['plan: pro', 'revert toolu_r06'],
     ['contact: dana', 'toolu_r08'],
@@ -418,7 +418,7 @@ test('a range (--from/--to) erases the text only in the commits within it, and t
     ['toolu_r05', '/memories/notes.md'],
     ['toolu_r05', '/memories/acme/setup.md'],
   ]);
-  expect(planned.commits_changed).toBe(2);
+  expect(planned.commitsChanged).toBe(2);
   await store.refreshHead();
   const outcome = await store.redact({ text: SECRET, at: { from: 'toolu_r05', to: id('toolu_r06').slice(0, 12) }, reason: 'r', operator: 'dana' });
   expect(outcome.commitsChanged).toBe(2);

@@ -244,7 +244,7 @@ test('clone makes a read-only audit copy that serves, pulls forward, and never w
   const cli = await memgit(['clone', `${server.url}/audited.git`, copy, '--token-env', TOKEN_ENV, '--json']);
   expect(cli.stderr).toBe('');
   expect(cli.status).toBe(0);
-  expect(JSON.parse(cli.stdout)).toMatchObject({ commits: 6, read_only: true });
+  expect(JSON.parse(cli.stdout)).toMatchObject({ commits: 6, readOnly: true });
   expect(git(copy, 'status', '--porcelain')).toBe('');
   expect(git(copy, 'fsck', '--full')).toBe('');
   expect(fs.readFileSync(path.join(copy, 'memories', 'g', 'f0.md'), 'utf8')).toBe('v0\n');

@@ -132,15 +132,15 @@ export function registerRedact(program: Command): void {
 function toJson(o: RedactionOutcome) {
   return {
     id: o.id,
-    dry_run: o.dryRun,
+    dryRun: o.dryRun,
     marker: o.marker,
     matched: o.matched,
-    commits_changed: o.commitsChanged,
-    commits_rewritten: o.commitsRewritten,
-    blobs_redacted: o.blobsRedacted,
-    first_rewritten: o.firstRewritten,
-    old_head: o.oldHead,
-    new_head: o.newHead,
+    commitsChanged: o.commitsChanged,
+    commitsRewritten: o.commitsRewritten,
+    blobsRedacted: o.blobsRedacted,
+    firstRewritten: o.firstRewritten,
+    oldHead: o.oldHead,
+    newHead: o.newHead,
     preview: o.preview,
   };
 }

@@ -50,7 +50,7 @@ export function registerRemote(program: Command): void {
       const store = await openStore(options.repo, { create: false, replicate: false });
       try {
         for (const r of await listRemotes({ fs, gitdir: store.gitdir })) {
-          const row = { name: r.name, url: displayUrl(r.url), token_env: r.tokenEnv, user: r.user, auto: r.auto };
+          const row = { name: r.name, url: displayUrl(r.url), tokenEnv: r.tokenEnv, user: r.user, auto: r.auto };
           process.stdout.write(
             options.json ? `${JSON.stringify(row)}\n` : `${r.name}\t${row.url}\t${r.auto ? 'auto' : 'manual'}${r.tokenEnv ? `\ttoken from $${r.tokenEnv}` : ''}\n`,
           );

@@ -27,7 +27,7 @@ export function registerStatus(program: Command): void {
           head,
           commits: store.history.size,
           sessions: store.history.sessions().length,
-          read_only: store.readOnly,
+          readOnly: store.readOnly,
           replicas,
         };
         if (options.json) {
