@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { errorMessage } from '../../contract/format';
 import { commitPatches } from '../../history/log-query';
 import { fileDiffs } from '../../store/commit-diff';
 import { revertedBy } from '../../history/reverts';
@@ -91,6 +92,6 @@ export function describeCall(call: CallRecord): string {
   if (call.command !== null) lines.push(`command ${oneLine(call.command)}`);
   for (const p of call.paths) lines.push(`path    ${oneLine(p, 1024)}`);
   if (call.readAt) lines.push(`read at ${call.readAt}`);
-  lines.push(call.ok ? 'result  ok' : `result  error: ${oneLine(call.error ?? '', 4096)}`);
+  lines.push(call.ok ? 'result  ok' : `result  error: ${oneLine(errorMessage(call.error ?? ''), 4096)}`);
   return lines.join('\n') + '\n';
 }

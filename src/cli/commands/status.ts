@@ -9,7 +9,8 @@ export function registerStatus(program: Command): void {
     .command('status')
     .summary('the store at a glance: head, size, and how far each replica is behind')
     .description(
-      'Show the store\'s HEAD, its number of commits and sessions, whether it is a read-only clone, and for\n' +
+      'Show the store\'s HEAD, its number of commits (all of them, the store\'s first commit included: what\n' +
+        '`memgit log` lists and the UI\'s overview counts) and sessions, whether it is a read-only clone, and for\n' +
         'each remote the replication lag: commits not yet pushed and the age of the oldest (what a lost disk\n' +
         'would cost now), the last push, and whether replication stopped and why.\n\nExample:\n  memgit status --json',
     )
