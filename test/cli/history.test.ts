@@ -277,7 +277,7 @@ describe('memgit cat / ls / diff / sessions', () => {
     const times = git(repo, 'log', '--format=%cI', '--grep', 'Memory-Session: sess_20261202T140312_k3f9').split('\n');
     expect(Date.parse(rows[1].first)).toBe(Date.parse(times[times.length - 1]));
     expect(Date.parse(rows[1].last)).toBe(Date.parse(times[0]));
-    expect(memgit(['sessions', '--repo', repo]).stdout.split('\n')[0]).toMatch(/^sess_20261202T150000_zz01  \S+Z  \S+Z  calls 2  writes 2  reverted 1  reads 0  failed 0$/);
+    expect(memgit(['sessions', '--repo', repo]).stdout.split('\n')[0]).toMatch(/^sess_20261202T150000_zz01  \S+Z  \S+Z  commits 2  writes 2  reverted 1  reads 0  failed 0$/);
   });
 
   it('sessions lists sessions that only read or only failed, from the call log, marked as such', () => {
@@ -304,7 +304,7 @@ describe('memgit cat / ls / diff / sessions', () => {
       { session: 'sess_20261204T090000_wrt1', calls: 1, writes: 1, reads: 0, failed: 0, logOnly: false },
     ]);
     const text = memgit(['sessions', '--repo', dir]).stdout.split('\n');
-    expect(text[1]).toMatch(/^sess_20261204T100000_read  \S+Z  \S+Z  calls 0  writes 0  reverted 0  reads 2  failed 0  \(no commits: call log only\)$/);
+    expect(text[1]).toMatch(/^sess_20261204T100000_read  \S+Z  \S+Z  commits 0  writes 0  reverted 0  reads 2  failed 0  \(no commits: call log only\)$/);
     expect(text[2]).toMatch(/reads 0  failed 0$/);
 
     // Its commits: none, said as such (not "no session"); its calls: the reads, in order.
