@@ -109,6 +109,8 @@ test('every commit reaches the remote in the background; the server holds the sa
   expect(pushes.length).toBeLessThanOrEqual(12);
   expect(replicationStatus(store.replication(), remote)).toMatchObject({ lagCommits: 0, stopped: null, lastError: null, pushed: head });
   await store.close();
+  // The remote is named backup: so is its tracking ref (as git names it), and nothing else is left there.
+  expect(git(dir, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/remotes').trim()).toBe(`refs/remotes/backup/main ${head}`);
   // Nothing about the token is in the store's config.
   expect(fs.readFileSync(path.join(dir, '.git', 'config'), 'utf8')).not.toContain(TOKEN);
   expect(fs.readFileSync(path.join(dir, '.git', 'config'), 'utf8')).toContain(TOKEN_ENV);
