@@ -5,6 +5,7 @@ import type {
   BetaMessage,
   BetaMessageParam,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { errorMessage } from '../contract/format';
 import { isValidId } from '../contract/paths';
 import type { ExecutionReport, MemoryStore } from '../store/memory-store';
 import type { ContextClearedEvent, EventAnchor, NewTimelineEvent, TimelineRecord } from '../store/timeline';
@@ -285,7 +286,7 @@ export function formatContextEvent(event: ContextEvent): string {
 export function formatMemoryCall(call: MemoryCall): string {
   const target = call.newPath !== undefined ? `${call.path ?? '?'} to ${call.newPath}` : (call.path ?? '');
   const head = logField(`${call.command} ${target}`.trim());
-  const outcome = call.ok ? 'ok' : `error: ${logField(call.error ?? '')}`;
+  const outcome = call.ok ? 'ok' : `error: ${logField(errorMessage(call.error ?? ''))}`;
   const commit = call.commit ? `, commit ${call.commit.slice(0, 12)}` : '';
   return `memory ${head}: ${outcome}${commit} (${logField(call.toolUseId, 64)})`;
 }

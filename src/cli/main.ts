@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import './threadpool'; // first: sizes libuv's pool before any file system call
 import { Command, CommanderError } from 'commander';
+import { helpSettings, MemgitCommand } from './help-format';
 import { registerChat } from './commands/chat';
 import { registerDemo } from './commands/demo';
 import { registerExec } from './commands/exec';
@@ -33,7 +34,7 @@ import { EXIT_CODES_HELP, EXIT_ERROR, EXIT_USAGE } from './options';
 const { version } = require('../../../package.json') as { version: string };
 
 export function buildProgram(): Command {
-  const program = new Command();
+  const program = new MemgitCommand();
   program
     .name('memgit')
     .description(
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
     )
     .version(version)
     .showHelpAfterError('(run with --help for usage)')
+    .configureHelp(helpSettings())
     .exitOverride(); // inherited by every command: usage errors exit EXIT_USAGE (main below)
   registerExec(program);
   registerLog(program);
@@ -72,9 +74,9 @@ export function buildProgram(): Command {
   program.addHelpText(
     'after',
     '\nEvery command takes --repo DIR; without it the store is $MEMGIT_REPO, else the store the current\n' +
-      'folder is in (as git finds its repository), else ./memories-repo.\n' +
+      'folder is in (as git finds its repository), else ./memories-repo.\n\n' +
       'A point in history (--at, --to, show, diff, revert) is a tool_use id, a commit id or prefix, HEAD,\n' +
-      'HEAD~N, or an ISO time such as 2026-12-02T15:30Z (the memory as it was then).\n' +
+      'HEAD~N, or an ISO time such as 2026-12-02T15:30Z (the memory as it was then).\n\n' +
       'Run `memgit <command> --help` for the details of one command.\n' +
       EXIT_CODES_HELP,
   );

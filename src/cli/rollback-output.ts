@@ -1,6 +1,8 @@
 import { Command } from 'commander';
 import { isValidId } from '../contract/paths';
+import { ReadOnlyStoreError } from '../store/errors';
 import type { RollbackOptions, RollbackOutcome } from '../store/rollback';
+import { EXIT_ERROR } from './options';
 
 /** What the four rollback commands share: their options and how an outcome is printed. */
 
@@ -28,6 +30,11 @@ export function addRollbackOptions(command: Command): Command {
     );
 }
 
+/** Why a rollback could not be applied to this store, or null when it could (see printOutcome). */
+export function writesRefused(store: { readOnly: boolean }): string | null {
+  return store.readOnly ? new ReadOnlyStoreError().message.replace(/^memgit: /, '') : null;
+}
+
 export function defaultOperator(): string {
   const user = process.env.USER;
   return user && isValidId(user) ? user : 'cli';
@@ -37,11 +44,21 @@ export function toRollbackOptions(options: RollbackCliOptions): RollbackOptions 
   return { operator: options.operator ?? defaultOperator(), reason: options.reason, dryRun: options.dryRun };
 }
 
-/** Print an outcome; returns the exit code. */
-export function printOutcome(outcome: RollbackOutcome, json: boolean | undefined): number {
-  const code = outcome.status === 'conflict' ? CONFLICT_EXIT_CODE : 0;
+/**
+ * Print an outcome; returns the exit code. `refused`: why the previewed change could not be applied to
+ * this store (a read-only clone): the preview is shown as what it would be elsewhere, never as what
+ * would be committed here, and the exit code is EXIT_ERROR.
+ */
+export function printOutcome(outcome: RollbackOutcome, json: boolean | undefined, refused: string | null = null): number {
+  const notApplicable = refused !== null && outcome.status === 'preview';
+  const code = outcome.status === 'conflict' ? CONFLICT_EXIT_CODE : notApplicable ? EXIT_ERROR : 0;
   if (json) {
-    process.stdout.write(JSON.stringify(outcome) + '\n');
+    process.stdout.write(JSON.stringify(notApplicable ? { ...outcome, applicable: false, refused } : outcome) + '\n');
+    return code;
+  }
+  if (notApplicable) {
+    process.stderr.write(`memgit: dry run: "${outcome.title}" could not be applied: ${refused}\n`);
+    process.stdout.write(`on a writable copy of ${outcome.head.slice(0, 12)} it would change:\n${summary(outcome)}\n${outcome.patch}`);
     return code;
   }
   switch (outcome.status) {

@@ -9,6 +9,14 @@ export const DIRECTORY_SIZE_TEXT = '4K';
  * Human-readable size as the reference handler prints it: `0B`, `5B`, `1K`, `1.0K` (1025), `1.3K`.
  * The float formula is kept verbatim so the rounding matches byte for byte.
  */
+/**
+ * A failed call's result text for a line that already says it is an error (`error: …`): without the
+ * contract's own leading "Error: ", which would read twice.
+ */
+export function errorMessage(content: string): string {
+  return content.replace(/^Error: /, '');
+}
+
 export function formatSize(bytes: number): string {
   if (bytes === 0) return '0B';
   const unitIndex = Math.min(Math.floor(Math.log(bytes) / Math.log(1024)), SIZE_UNITS.length - 1);

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Environment } from 'nunjucks';
+import { ReadOnlyStoreError } from '../store/errors';
 import { resolveLabels } from './labels';
 import { AuditContext, BadRequest, NotFound } from './services/context';
 
@@ -60,7 +61,8 @@ export function errorHandler(deps: WebDeps, log: (message: string) => void) {
     if (res.headersSent) return next(error);
     // The router marks a URL it cannot decode (`/files/%`) with status 400: the client's mistake, not ours.
     const malformedUrl = error instanceof URIError || (error as { status?: unknown })?.status === 400;
-    const status = error instanceof NotFound ? 404 : error instanceof BadRequest || malformedUrl ? 400 : 500;
+    // A write to a store memgit may not write is a conflict with the store's state, said as such.
+    const status = error instanceof NotFound ? 404 : error instanceof BadRequest || malformedUrl ? 400 : error instanceof ReadOnlyStoreError ? 409 : 500;
     const message =
       status === 500 ? 'Something went wrong while reading the store.' : malformedUrl && !(error instanceof BadRequest) ? 'malformed percent-encoding in the URL' : (error as Error).message;
     if (status === 500) log(`${req.method} ${req.path}: ${(error as Error)?.stack ?? String(error)}`);
@@ -68,7 +70,7 @@ export function errorHandler(deps: WebDeps, log: (message: string) => void) {
     if (req.path.startsWith('/api/') || req.path === '/api') {
       res.json({ error: message, status });
     } else {
-      renderHtml(res, deps, 'pages/error.njk', { title: status === 404 ? 'Not found' : status === 400 ? 'Bad request' : 'Error', status, message }, req);
+      renderHtml(res, deps, 'pages/error.njk', { title: status === 404 ? 'Not found' : status === 400 ? 'Bad request' : status === 409 ? 'Refused' : 'Error', status, message }, req);
     }
   };
 }

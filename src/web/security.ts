@@ -64,10 +64,10 @@ export function accessPolicy(options: { host: string; publicUrl?: string; readsN
 }
 
 /** The line `memgit serve` prints about access. */
-export function accessNotice(policy: AccessPolicy, url: string): string {
+export function accessNotice(policy: AccessPolicy, url: string, readOnly = false): string {
   return policy.readsNeedLogin
     ? `reachable beyond loopback: reading needs the operator login (${url}/login) or Authorization: Bearer <operator token>`
-    : 'loopback only: reading needs no login; rollbacks need the operator login';
+    : `loopback only: reading needs no login${readOnly ? '' : '; rollbacks need the operator login'}`;
 }
 
 /** The host name of a Host header, lower-cased, without its port (IPv6 literals keep their brackets). */

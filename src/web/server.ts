@@ -47,7 +47,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     host,
     port,
     readsNeedLogin: policy.readsNeedLogin,
-    accessNotice: accessNotice(policy, options.publicUrl?.replace(/\/+$/, '') ?? `http://${urlHost}:${port}`),
+    accessNotice: accessNotice(policy, options.publicUrl?.replace(/\/+$/, '') ?? `http://${urlHost}:${port}`, options.store.readOnly),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

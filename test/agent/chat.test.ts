@@ -81,7 +81,7 @@ describe('a conversation, streamed and then continued without streaming', () => 
       `memgit: session ${session} (continue it with --session ${session}), model claude-from-env, store ${repo}`,
       'memory view /memories: ok (toolu_01TestView)',
       expect.stringMatching(/^memory create \/memories\/notes\/prefs\.md: ok, commit [0-9a-f]{12} \(toolu_01TestCreate\)$/),
-      'memory str_replace /memories/notes/missing.md: error: Error: The path /memories/notes/missing.md does not exist. Please provide a valid path. (toolu_01TestMissing)',
+      'memory str_replace /memories/notes/missing.md: error: The path /memories/notes/missing.md does not exist. Please provide a valid path. (toolu_01TestMissing)',
       expect.stringMatching(/^memory rename \/memories\/notes\/prefs\.md to \/memories\/customer\/prefs\.md: ok, commit [0-9a-f]{12} \(toolu_01TestRename\)$/),
       '',
     ]);

@@ -150,6 +150,13 @@ test('`memgit demo` (npm start) builds the store, prints the log and the injecte
   });
   try {
     expect(stdout).toContain(`tool_use ${INJECTED_TOOL_USE_ID}`);
+    // One count of commits everywhere: the demo's summary, the overview, `memgit status` and `memgit log`.
+    const total = Number(git(['rev-list', '--count', 'HEAD'], dir).trim());
+    expect(stdout).toMatch(new RegExp(`\nBuilt in [0-9.]+ s: ${total} commits in 3 sessions \\(${total - 1} written by the agent's memory calls, after the store's first commit\\)\\.\n`));
+    expect(((await (await fetch(`${url}/api`)).json()) as { totals: { commits: number } }).totals.commits).toBe(total);
+    const status = spawnSync(process.execPath, [CLI_MAIN, 'status', '--repo', dir, '--json'], { env: cliEnv(), cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(JSON.parse(status.stdout).commits).toBe(total);
+    expect(stdout).not.toContain('error: Error:');
     expect(stdout).toMatch(new RegExp(`^[0-9a-f]{12}  \\S+  ${INJECTED_SESSION}  insert /memories/customers/acme-logistics/profile\\.md  ${INJECTED_TOOL_USE_ID}$`, 'm'));
     expect(stdout).not.toContain('[stderr]');
     const page = await fetch(`${url}/commits/${INJECTED_TOOL_USE_ID}`);

@@ -11,8 +11,8 @@ test('a memory call line escapes escape sequences, bidi and line breaks, and sta
     error: `Error: first line\nsecond line\r\n${'x'.repeat(500)}`,
   });
   expect(line).toBe(
-    'memory create /memories/\\u{202e}gnp.exe\\u{1b}[2J: error: Error: first line second line ' +
-      `${'x'.repeat(159 - 'Error: first line second line '.length)}… (toolu_01\\u{1b}]52;c;aGk=\\u{7})`,
+    'memory create /memories/\\u{202e}gnp.exe\\u{1b}[2J: error: first line second line ' +
+      `${'x'.repeat(159 - 'first line second line '.length)}… (toolu_01\\u{1b}]52;c;aGk=\\u{7})`,
   );
   expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
 });

@@ -37,9 +37,9 @@ test('--json: every line with its call, session and time, following the rename',
   const result = memgit(['blame', '/memories/profile.md', '--json']);
   expect(result.stderr).toBe('');
   expect(result.status).toBe(0);
-  const out = JSON.parse(result.stdout) as { path: string; lines: Array<{ line: number; text: string; tool_use_id: string; session: string; time: string }> };
+  const out = JSON.parse(result.stdout) as { path: string; lines: Array<{ line: number; text: string; toolUseId: string; session: string; time: string }> };
   expect(out.path).toBe('/memories/profile.md');
-  expect(out.lines.map((l) => [l.line, l.text, l.tool_use_id, l.session])).toEqual([
+  expect(out.lines.map((l) => [l.line, l.text, l.toolUseId, l.session])).toEqual([
     [1, 'name: Acme', 'toolu_create', 'sess_a'],
     [2, 'evil: \u001b]52;c;aGk=\u0007\u202e', 'toolu_insert', 'sess_b'],
     [3, 'plan: pro', 'toolu_edit', 'sess_c'],
@@ -58,8 +58,8 @@ test('text output escapes control and bidi characters; --at shows an earlier cal
 
   const before = memgit(['blame', 'memories/notes/profile.md', '--at', 'toolu_insert', '--json']);
   expect(before.status).toBe(0);
-  const lines = (JSON.parse(before.stdout) as { lines: Array<{ text: string; tool_use_id: string }> }).lines;
-  expect(lines.map((l) => [l.text, l.tool_use_id])).toEqual([
+  const lines = (JSON.parse(before.stdout) as { lines: Array<{ text: string; toolUseId: string }> }).lines;
+  expect(lines.map((l) => [l.text, l.toolUseId])).toEqual([
     ['name: Acme', 'toolu_create'],
     ['evil: \u001b]52;c;aGk=\u0007\u202e', 'toolu_insert'],
     ['plan: basic', 'toolu_create'],

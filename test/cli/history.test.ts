@@ -226,7 +226,7 @@ describe('memgit cat / ls / diff / sessions', () => {
     expect(run.stdout).toBe(spawnSync('git', ['-C', repo, 'show', `${commits[2]}:memories/a.md`], { encoding: 'utf8' }).stdout);
     const json = JSON.parse(memgit(['cat', '/memories/b.md', '--at', 'HEAD~1', '--repo', repo, '--json']).stdout);
     // HEAD~1 is the revert of the revert: toolu_04's edit re-applied.
-    expect(json).toEqual({ path: '/memories/b.md', commit: commits[7], tool_use_id: null, size: 11, content: 'one\npublic\n' });
+    expect(json).toEqual({ path: '/memories/b.md', commit: commits[7], toolUseId: null, size: 11, content: 'one\npublic\n' });
     const absent = memgit(['cat', '/memories/a.md', '--repo', repo]);
     expect(absent.status).toBe(1);
     expect(absent.stderr).toBe(`memgit: /memories/a.md does not exist at commit ${commits[8].slice(0, 12)}\n`);
@@ -260,7 +260,7 @@ describe('memgit cat / ls / diff / sessions', () => {
     expect(gitDiff).toContain('+public');
     expect(memgit(['diff', 'HEAD~4', '/memories/notes', '--repo', repo, '--name-status']).stdout).toBe('M\t/memories/notes/n.md\n');
     const json = JSON.parse(memgit(['diff', 'HEAD~3', 'HEAD', '--repo', repo, '--json']).stdout);
-    expect(json).toMatchObject({ from: commits[5], to: commits[8], path: '/memories', files: [{ status: 'modified', old_path: '/memories/b.md', added: 1, removed: 1 }] });
+    expect(json).toMatchObject({ from: commits[5], to: commits[8], path: '/memories', files: [{ status: 'modified', oldPath: '/memories/b.md', added: 1, removed: 1 }] });
     for (const bad of [['/memories'], ['HEAD', 'HEAD~1', 'HEAD~2'], ['HEAD', '/etc']]) {
       expect(memgit(['diff', ...bad, '--repo', repo]).status).toBe(64);
     }
@@ -277,7 +277,7 @@ describe('memgit cat / ls / diff / sessions', () => {
     const times = git(repo, 'log', '--format=%cI', '--grep', 'Memory-Session: sess_20261202T140312_k3f9').split('\n');
     expect(Date.parse(rows[1].first)).toBe(Date.parse(times[times.length - 1]));
     expect(Date.parse(rows[1].last)).toBe(Date.parse(times[0]));
-    expect(memgit(['sessions', '--repo', repo]).stdout.split('\n')[0]).toMatch(/^sess_20261202T150000_zz01  \S+Z  \S+Z  calls 2  writes 2  reverted 1  reads 0  failed 0$/);
+    expect(memgit(['sessions', '--repo', repo]).stdout.split('\n')[0]).toMatch(/^sess_20261202T150000_zz01  \S+Z  \S+Z  commits 2  writes 2  reverted 1  reads 0  failed 0$/);
   });
 
   it('sessions lists sessions that only read or only failed, from the call log, marked as such', () => {
@@ -304,7 +304,7 @@ describe('memgit cat / ls / diff / sessions', () => {
       { session: 'sess_20261204T090000_wrt1', calls: 1, writes: 1, reads: 0, failed: 0, logOnly: false },
     ]);
     const text = memgit(['sessions', '--repo', dir]).stdout.split('\n');
-    expect(text[1]).toMatch(/^sess_20261204T100000_read  \S+Z  \S+Z  calls 0  writes 0  reverted 0  reads 2  failed 0  \(no commits: call log only\)$/);
+    expect(text[1]).toMatch(/^sess_20261204T100000_read  \S+Z  \S+Z  commits 0  writes 0  reverted 0  reads 2  failed 0  \(no commits: call log only\)$/);
     expect(text[2]).toMatch(/reads 0  failed 0$/);
 
     // Its commits: none, said as such (not "no session"); its calls: the reads, in order.

@@ -62,8 +62,9 @@ describe('records', () => {
     listed.forEach((record) => expectConforms(record, 'commit'));
 
     const shown = JSON.parse(cli('show', 'toolu_r3', '--json').stdout);
-    const { files, ...shownRecord } = shown;
+    const { files, rewrittenFrom, ...shownRecord } = shown;
     expect(shownRecord).toEqual(log.find((r) => r.toolUseId === 'toolu_r3'));
+    expect(rewrittenFrom).toBeNull(); // named by its current id (an id from before a redaction says which)
     expect(files).toEqual([{ status: 'renamed', oldPath: '/memories/a.md', newPath: '/memories/b.md', patch: expect.any(String) }]);
     const page = await api('/api/commits/toolu_r2');
     const { revertedBy: _r2RevertedBy, ...r2Record } = log.find((r) => r.toolUseId === 'toolu_r2');

@@ -90,7 +90,7 @@ describe('the call log', () => {
     expect(all.status).toBe(0);
     const lines = all.stdout.trim().split('\n');
     expect(lines).toHaveLength(6);
-    expect(lines[0]).toMatch(/^\S+Z  sess_calls  FAILED  view \/memories  bad id!  error: Error: Invalid tool_use id "bad id!"$/);
+    expect(lines[0]).toMatch(/^\S+Z  sess_calls  FAILED  view \/memories  bad id!  error: Invalid tool_use id "bad id!"$/);
     expect(lines[3]).toMatch(new RegExp(`^\\S+Z  sess_calls  FAILED  str_replace /memories/a.md  toolu_c3_fail  error: No replacement was performed`));
     expect(lines[4]).toMatch(new RegExp(`^\\S+Z  sess_calls  write   create /memories/a.md  toolu_c2_create  ${heads[1].slice(0, 12)}$`));
     expect(lines[5]).toMatch(/^\S+Z  sess_calls  read    view \/memories  toolu_c1_view$/);

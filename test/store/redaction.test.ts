@@ -4,6 +4,7 @@
  * stay; the audit ref holds the record; and a kill -9 at random moments leaves the old or the new history.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryStore } from '../../src/store/memory-store';
@@ -79,6 +80,9 @@ test('a dry run previews every commit and line and writes nothing', async () => 
   expect(await store.refreshHead()).toBe(head);
   expect(git(dir, 'count-objects', '-v')).toBe(objectsBefore);
   expect(git(dir, 'for-each-ref', 'refs/memgit')).toBe('');
+  // Not even the key that will hash what is matched: it is made by the first real redaction.
+  expect(preview.matched).toBeNull();
+  expect(fs.existsSync(path.join(dir, '.git', 'memgit', 'redaction-key'))).toBe(false);
   await store.close();
 });
 
@@ -115,7 +119,7 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   // The record, on its own ref, with the match only as a hash.
   const record = JSON.parse(git(dir, 'show', 'refs/memgit/audit:redactions/r1.json'));
   expect(record).toMatchObject({ id: 'r1', operator: 'dana', reason: 'leaked key', kind: 'text', oldHead, commitsRewritten: 7, firstRewritten: oldR02 });
-  expect(record.matched).toMatch(/^sha256:[0-9a-f]{64}$/);
+  expect(record).toMatchObject({ schema: 'memgit.redaction/2', matched: expect.stringMatching(/^hmac-sha256:[0-9a-f]{64}$/), matchedKey: expect.stringMatching(/^[0-9a-f]{16}$/) });
   expect(record.map[oldHead]).toBe(await store.refreshHead());
   expect(JSON.stringify(record)).not.toContain(SECRET);
 
@@ -144,16 +148,28 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   const list = spawnSync(process.execPath, [CLI_MAIN, 'redactions', '--repo', dir], { encoding: 'utf8' });
   expect(list.stdout).toMatch(/^r1 .* dana {2}text {2}7 changed \/ 7 rewritten {2}leaked key\n$/);
 
+  // `memgit show` of an old id shows the rewritten commit and says so, as the UI does; the new id does not.
+  const rewrittenR02 = git(dir, 'log', '--format=%H', '--grep=^toolu_r02$', 'main').trim();
+  const show = (ref: string, ...more: string[]) => spawnSync(process.execPath, [CLI_MAIN, 'show', ref, '--repo', dir, ...more], { encoding: 'utf8' });
+  const old = show(oldR02);
+  expect(old.status).toBe(0);
+  expect(old.stdout).toMatch(new RegExp(`^commit ${rewrittenR02}\n`));
+  expect(old.stderr).toBe(`memgit: note: ${oldR02} is an id from before redaction r1, which rewrote this commit; it is now ${rewrittenR02} (memgit redactions lists the redactions)\n`);
+  expect(show(oldR02.slice(0, 12)).stderr).toContain(`${oldR02.slice(0, 12)} is an id from before redaction r1`);
+  expect(JSON.parse(show(oldR02, '--json').stdout)).toMatchObject({ commit: rewrittenR02, rewrittenFrom: { old: oldR02, redaction: 'r1' } });
+  expect(show(rewrittenR02).stderr).toBe('');
+  expect(JSON.parse(show('toolu_r02', '--json').stdout)).toMatchObject({ commit: rewrittenR02, rewrittenFrom: null });
+
   // Blame across the rewritten range: every line still goes to the call that wrote it, under its new id
   // (the marker line to the call that wrote the key); an old id given as --at resolves too.
   const newId = (toolUseId: string) => git(dir, 'log', '--format=%H', `--grep=^${toolUseId}$`, 'main').trim();
   const blame = (file: string, ...more: string[]) => {
     const run = spawnSync(process.execPath, [CLI_MAIN, 'blame', file, '--repo', dir, '--json', ...more], { encoding: 'utf8' });
     expect(run.stderr).toBe('');
-    return (JSON.parse(run.stdout) as { at: string; lines: Array<{ text: string; commit: string; tool_use_id: string | null; title: string }> });
+    return (JSON.parse(run.stdout) as { at: string; lines: Array<{ text: string; commit: string; toolUseId: string | null; title: string }> });
   };
   const setup = blame('/memories/acme/setup.md');
-  expect(setup.lines.map((l) => [l.text, l.tool_use_id, l.commit])).toEqual([
+  expect(setup.lines.map((l) => [l.text, l.toolUseId, l.commit])).toEqual([
     ['# Setup', 'toolu_r02', newId('toolu_r02')],
     [`api key: ${outcome.marker}`, 'toolu_r02', newId('toolu_r02')],
     ['region: eu', 'toolu_r02', newId('toolu_r02')],
@@ -161,7 +177,7 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   ]);
   expect(newId('toolu_r02')).not.toBe(oldR02);
   const profile = blame('/memories/profile.md');
-  expect(profile.lines.map((l) => [l.text, l.tool_use_id ?? l.title])).toEqual([
+  expect(profile.lines.map((l) => [l.text, l.toolUseId ?? l.title])).toEqual([
     ['# Acme', 'toolu_r01'],
     ['plan: pro', 'revert toolu_r06'],
     ['contact: dana', 'toolu_r08'],
@@ -170,6 +186,61 @@ test('after a redaction the text is in no object, patch or file; history keeps i
   const atOld = blame('/memories/setup.md', '--at', oldR02);
   expect(atOld.at).toBe(newId('toolu_r02'));
   expect(atOld.lines.map((l) => l.text)).toEqual(['# Setup', `api key: ${outcome.marker}`, 'region: eu']);
+});
+
+test('the record keeps a keyed hash: a copy cannot confirm a guessed value, the store can; records from before still check', async () => {
+  const dir = tempDir();
+  const store = await storeWithSecret(dir);
+  await store.redact({ text: SECRET, reason: 'leaked key', operator: 'dana' });
+  await store.close();
+  const recordText = git(dir, 'show', 'refs/memgit/audit:redactions/r1.json');
+  const record = JSON.parse(recordText);
+  // The unsalted hash of the value (as written before), or of the value alone, confirms nothing now.
+  const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+  expect(record.matched).not.toBe(`sha256:${sha256(`text\0${SECRET}`)}`);
+  expect(recordText).not.toContain(sha256(`text\0${SECRET}`));
+  expect(recordText).not.toContain(sha256(SECRET));
+  // The key: owner-only, beside git, reachable from no ref (so never pushed or cloned).
+  const keyFile = path.join(dir, '.git', 'memgit', 'redaction-key');
+  expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
+  const key = fs.readFileSync(keyFile, 'utf8').trim();
+  expect(key).toMatch(/^[0-9a-f]{64}$/);
+  expect(allObjects(dir)).not.toContain(key);
+
+  // The store itself checks a value: the right one is confirmed, a wrong guess refused.
+  const verify = (repo: string, text: string) =>
+    spawnSync(process.execPath, [CLI_MAIN, 'verify-redaction', 'r1', '--repo', repo, '--text-env', 'GUESS', '--json'], { encoding: 'utf8', env: { ...process.env, GUESS: text } });
+  const right = verify(dir, SECRET);
+  expect([right.status, right.stderr]).toEqual([0, '']);
+  expect(JSON.parse(right.stdout)).toMatchObject({ clean: true, matchConfirmed: true, matchNote: null });
+  expect(verify(dir, 'sk-ant-api03-a-wrong-guess').stderr).toMatch(/not what redaction r1 matched/);
+
+  // A copy of the store without the key (as a clone or a store restored from a replica is; see
+  // replication.test.ts for a real clone) has the record but cannot tell a right guess from a wrong one:
+  // it says so, and still searches for the value.
+  const copy = path.join(tempDir(), 'copy');
+  fs.cpSync(dir, copy, { recursive: true });
+  fs.rmSync(path.join(copy, '.git', 'memgit', 'redaction-key'));
+  for (const guess of [SECRET, 'sk-ant-api03-a-wrong-guess']) {
+    const there = verify(copy, guess);
+    expect([there.status, there.stderr]).toEqual([0, '']);
+    expect(JSON.parse(there.stdout)).toMatchObject({ matchConfirmed: false, matchNote: expect.stringContaining('cannot confirm') });
+  }
+  const plain = spawnSync(process.execPath, [CLI_MAIN, 'verify-redaction', 'r1', '--repo', copy, '--text-env', 'GUESS'], { encoding: 'utf8', env: { ...process.env, GUESS: SECRET } });
+  expect(plain.stderr).toMatch(/^memgit: note: this store cannot confirm that the text given is what r1 matched: the record's hash is keyed with a secret only the store that made it holds/);
+
+  // A record written before keyed hashes (memgit.redaction/1, plain SHA-256) is still read and checked.
+  const legacy = { ...record, schema: 'memgit.redaction/1', matched: `sha256:${sha256(`text\0${SECRET}`)}` };
+  delete legacy.matchedKey;
+  const blob = spawnSync('git', ['hash-object', '-w', '--stdin'], { cwd: dir, input: JSON.stringify(legacy, null, 2) + '\n', encoding: 'utf8' }).stdout.trim();
+  const tree = spawnSync('git', ['mktree'], { cwd: dir, input: `100644 blob ${blob}\tr1.json\n`, encoding: 'utf8' }).stdout.trim();
+  const root = spawnSync('git', ['mktree'], { cwd: dir, input: `040000 tree ${tree}\tredactions\n`, encoding: 'utf8' }).stdout.trim();
+  const auditCommit = git(dir, 'commit-tree', root, '-m', 'redaction r1 (as written by an older memgit)').trim();
+  git(dir, 'update-ref', 'refs/memgit/audit', auditCommit);
+  const list = spawnSync(process.execPath, [CLI_MAIN, 'redactions', '--repo', dir, '--json'], { encoding: 'utf8' });
+  expect(JSON.parse(list.stdout)).toMatchObject({ id: 'r1', schema: 'memgit.redaction/1', matched: legacy.matched });
+  expect(JSON.parse(verify(dir, SECRET).stdout)).toMatchObject({ matchConfirmed: true });
+  expect(verify(dir, 'sk-ant-api03-a-wrong-guess').stderr).toMatch(/not what redaction r1 matched/);
 });
 
 test('agent calls that arrive during a redaction wait, then apply on top of the rewritten history; their ids replay', async () => {
@@ -347,7 +418,7 @@ test('a range (--from/--to) erases the text only in the commits within it, and t
     ['toolu_r05', '/memories/notes.md'],
     ['toolu_r05', '/memories/acme/setup.md'],
   ]);
-  expect(planned.commits_changed).toBe(2);
+  expect(planned.commitsChanged).toBe(2);
   await store.refreshHead();
   const outcome = await store.redact({ text: SECRET, at: { from: 'toolu_r05', to: id('toolu_r06').slice(0, 12) }, reason: 'r', operator: 'dana' });
   expect(outcome.commitsChanged).toBe(2);

@@ -3,6 +3,7 @@
  * basic auth on 127.0.0.1. What arrives on the server is checked with the git CLI there.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryStore } from '../../src/store/memory-store';
@@ -97,16 +98,19 @@ test('every commit reaches the remote in the background; the server holds the sa
     expect(result.is_error).toBeUndefined();
   }
   const head = await store.refreshHead();
-  await waitFor(() => served(bare) === head);
+  const [remote] = await listRemotes({ fs, gitdir: store.gitdir });
+  // The server's branch moves before the pusher records it: wait for both.
+  await waitFor(() => served(bare) === head && replicationStatus(store.replication(), remote).pushed === head);
   expect(git(bare, 'fsck', '--full', '--strict')).toBe('');
   expect(git(bare, 'log', '--format=%s', 'main').trim().split('\n')).toEqual(git(dir, 'log', '--format=%s', 'main').trim().split('\n'));
   // Batched: far fewer pushes (receive-pack POSTs) than commits is allowed, never more.
   const pushes = server.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/continuous.git/git-receive-pack'));
   expect(pushes.length).toBeGreaterThanOrEqual(1);
   expect(pushes.length).toBeLessThanOrEqual(12);
-  const [remote] = await listRemotes({ fs, gitdir: store.gitdir });
   expect(replicationStatus(store.replication(), remote)).toMatchObject({ lagCommits: 0, stopped: null, lastError: null, pushed: head });
   await store.close();
+  // The remote is named backup: so is its tracking ref (as git names it), and nothing else is left there.
+  expect(git(dir, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/remotes').trim()).toBe(`refs/remotes/backup/main ${head}`);
   // Nothing about the token is in the store's config.
   expect(fs.readFileSync(path.join(dir, '.git', 'config'), 'utf8')).not.toContain(TOKEN);
   expect(fs.readFileSync(path.join(dir, '.git', 'config'), 'utf8')).toContain(TOKEN_ENV);
@@ -151,7 +155,7 @@ test('a remote that moved is never overwritten: the push is refused, replication
   await pushToRemote(store.replication(), remote);
   // Someone else writes to the replica.
   const other = tempDir('memgit-other-');
-  git(other, 'clone', '-q', bare, 'w');
+  git(other, 'clone', '-q', '-b', 'main', bare, 'w');
   const work = path.join(other, 'w');
   fs.writeFileSync(path.join(work, 'memories', 'intruder.md'), 'x\n');
   git(work, 'add', '-A');
@@ -242,7 +246,7 @@ test('clone makes a read-only audit copy that serves, pulls forward, and never w
   const cli = await memgit(['clone', `${server.url}/audited.git`, copy, '--token-env', TOKEN_ENV, '--json']);
   expect(cli.stderr).toBe('');
   expect(cli.status).toBe(0);
-  expect(JSON.parse(cli.stdout)).toMatchObject({ commits: 6, read_only: true });
+  expect(JSON.parse(cli.stdout)).toMatchObject({ commits: 6, readOnly: true });
   expect(git(copy, 'status', '--porcelain')).toBe('');
   expect(git(copy, 'fsck', '--full')).toBe('');
   expect(fs.readFileSync(path.join(copy, 'memories', 'g', 'f0.md'), 'utf8')).toBe('v0\n');
@@ -385,9 +389,84 @@ test('after a redaction the next push replaces the replica\'s history (logged), 
   await cloneStore(`${server.url}/redacted.git`, copy, { readOnly: true, tokenEnv: TOKEN_ENV });
   expect(git(copy, 'rev-parse', 'refs/memgit/audit').trim()).toBe(audit);
   const record = JSON.parse(git(copy, 'show', 'refs/memgit/audit:redactions/r1.json'));
+  // The record's hash of what was erased is keyed with a secret that stays with the source store.
+  expect(record.matched).toMatch(/^hmac-sha256:/);
+  expect(record.matched).not.toBe(`sha256:${createHash('sha256').update(`text\0${secret}`).digest('hex')}`);
+  expect(fs.existsSync(path.join(store.gitdir, 'memgit', 'redaction-key'))).toBe(true);
+  expect(fs.existsSync(path.join(copy, '.git', 'memgit', 'redaction-key'))).toBe(false);
   const clone = await MemoryStore.open(copy, QUIET);
   const oldCommit = Object.keys(record.map).find((old) => record.map[old] === clone.history.byToolUseId('toolu_rd_0')!.commit)!;
   expect((await clone.resolve(oldCommit)).toolUseId).toBe('toolu_rd_0');
   expect(git(copy, 'log', '-p', '--all')).not.toContain(secret);
   await clone.close();
+});
+
+test('a replica made with plain `git init --bare` (HEAD names master): memgit warns where it can, clones and restores from it all the same', async () => {
+  const bare = createBareRepository(root, 'plain.git');
+  expect(git(bare, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/master');
+  const dir = tempDir('memgit-plain-');
+  const store = await MemoryStore.open(dir, QUIET);
+  await store.execute(call('toolu_pl_0', { command: 'create', path: '/memories/a.md', file_text: 'a\n' }), { session: 'sess_pl' });
+  await store.close();
+  const url = `${server.url}/plain.git`;
+
+  // `remote add` asks the (still empty) replica what its HEAD names and warns, with the fix.
+  const added = await memgit(['remote', 'add', 'backup', url, '--repo', dir, '--token-env', TOKEN_ENV]);
+  expect(added.status).toBe(0);
+  expect(added.stderr).toMatch(/^memgit: warning: the replica's HEAD names master, a branch it does not have \(memgit pushes main\)/);
+  expect(added.stderr).toContain('git symbolic-ref HEAD refs/heads/main');
+  const status = await memgit(['status', '--repo', dir]);
+  expect(status.stdout).toContain("warning: the replica's HEAD names master");
+  const opened = await MemoryStore.open(dir, QUIET);
+  const overview = await request(createApp({ store: opened, log: () => undefined })).get('/').set('Host', '127.0.0.1:3000');
+  expect(overview.text).toContain('Replica backup: the replica&#39;s HEAD names master');
+  await opened.close();
+
+  // The push succeeds and says so too; the tracking ref is named after the remote.
+  const pushed = await memgit(['push', '--repo', dir]);
+  expect(pushed.status).toBe(0);
+  expect(pushed.stdout).toMatch(/^backup: pushed 2 commit\(s\)/);
+  expect(pushed.stderr).toContain("memgit: warning: backup: the replica's HEAD names master");
+  expect(git(dir, 'for-each-ref', '--format=%(refname)', 'refs/remotes').trim().split('\n')).toEqual(['refs/remotes/backup/main']);
+
+  // Clone and restore-from take main whatever the remote HEAD says.
+  for (const command of ['clone', 'restore-from']) {
+    const copy = path.join(tempDir('memgit-plain-copy-'), 'copy');
+    const cli = await memgit([command, url, copy, '--token-env', TOKEN_ENV, '--json']);
+    expect([command, cli.stderr, cli.status]).toEqual([command, '', 0]);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ commits: 2, head: git(dir, 'rev-parse', 'HEAD').trim() });
+    expect(git(copy, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main');
+    expect(fs.readFileSync(path.join(copy, 'memories', 'a.md'), 'utf8')).toBe('a\n');
+    expect(git(copy, 'fsck', '--full')).toBe('');
+  }
+
+  // Fixed on the server as the warning says: the next push finds it fixed, and status stops warning.
+  git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+  const again = await memgit(['push', '--repo', dir]);
+  expect([again.status, again.stderr]).toEqual([0, '']);
+  const json = JSON.parse((await memgit(['status', '--repo', dir, '--json'])).stdout);
+  expect(json.replicas[0].headProblem).toBeNull();
+  expect((await memgit(['status', '--repo', dir])).stdout).not.toContain('warning');
+});
+
+test('a replica made with `git init --bare -b main` draws no warning', async () => {
+  createBareRepository(root, 'proper.git', { initialBranch: 'main' });
+  const dir = tempDir('memgit-proper-');
+  const store = await MemoryStore.open(dir, QUIET);
+  await store.close();
+  const added = await memgit(['remote', 'add', 'backup', `${server.url}/proper.git`, '--repo', dir, '--token-env', TOKEN_ENV]);
+  expect([added.status, added.stderr]).toEqual([0, '']);
+  const pushed = await memgit(['push', '--repo', dir]);
+  expect([pushed.status, pushed.stderr]).toEqual([0, '']);
+  expect(JSON.parse((await memgit(['status', '--repo', dir, '--json'])).stdout).replicas[0].headProblem).toBeNull();
+});
+
+test('a remote that cannot be reached when added is kept, with a note', async () => {
+  const dir = tempDir('memgit-unreachable-');
+  const store = await MemoryStore.open(dir, QUIET);
+  await store.close();
+  const added = await memgit(['remote', 'add', 'later', 'http://127.0.0.1:9/none.git', '--repo', dir]);
+  expect(added.status).toBe(0);
+  expect(added.stdout).toMatch(/^added remote later /);
+  expect(added.stderr).toMatch(/^memgit: note: could not ask later what its HEAD names: .*unreachable.*\(the remote is kept; a push checks again\)\n$/);
 });

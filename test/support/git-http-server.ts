@@ -26,15 +26,20 @@ export interface GitHttpServerOptions {
   port?: number;
 }
 
-/** Create a bare repository the server will accept pushes into. */
-export function createBareRepository(root: string, name: string): string {
+/**
+ * Create a bare repository the server will accept pushes into, as a user following git's defaults makes
+ * it: plain `git init --bare`, whose HEAD names `master` (made explicit here so that a machine with
+ * init.defaultBranch set tests the same thing), while memgit pushes `main`. `initialBranch`: as made
+ * with `git init --bare -b NAME`.
+ */
+export function createBareRepository(root: string, name: string, options: { initialBranch?: string } = {}): string {
   const dir = path.join(root, name);
   fs.mkdirSync(root, { recursive: true });
   const run = (...args: string[]) => {
     const result = spawnSync('git', args, { encoding: 'utf8' });
     if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
   };
-  run('init', '-q', '--bare', '-b', 'main', dir);
+  run('-c', 'init.defaultBranch=master', 'init', '-q', '--bare', ...(options.initialBranch ? ['-b', options.initialBranch] : []), dir);
   run('-C', dir, 'config', 'http.receivepack', 'true');
   return dir;
 }

@@ -126,7 +126,7 @@ it('erases a flagged key in a few clicks: flag, login, form, preview, confirm, r
   await expect(page.locator('h1').innerText()).resolves.toBe('Redaction r1');
   await expect(page.locator('dt:text("Operator") + dd').innerText()).resolves.toBe('sam');
   await expect(page.locator('dt:text("Reason") + dd').innerText()).resolves.toBe('Anthropic key pasted into memory; rotated');
-  await expect(page.locator('dt:text("Matched") + dd').innerText()).resolves.toMatch(/^text, as sha256:[0-9a-f]{64}/);
+  await expect(page.locator('dt:text("Matched") + dd').innerText()).resolves.toMatch(/^text, as hmac-sha256:[0-9a-f]{64} \(a hash keyed with a secret only the store that redacted holds/);
   const mapRows = page.locator('table.redaction-map tbody tr');
   await expect(mapRows.count()).resolves.toBe(3);
   await expect(mapRows.nth(0).locator('a.old-id').getAttribute('href')).resolves.toBe(`/commits/${oldLeakCommit}`);
@@ -144,7 +144,7 @@ it('erases a flagged key in a few clicks: flag, login, form, preview, confirm, r
     expect.any(String),
     'sam',
     'Anthropic key pasted into memory; rotated',
-    expect.stringMatching(/^text sha256:/),
+    expect.stringMatching(/^text hmac-sha25…[0-9a-f]+$/),
     '3',
   ]);
 

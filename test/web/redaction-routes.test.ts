@@ -274,7 +274,7 @@ describe('confirming: history rewritten, the record shown, old ids resolve with 
   it('the redactions list and the record page show who, why, when, the hash and the old -> new map', async () => {
     const list = await request(app).get('/redactions').set('Host', HOST);
     expect(list.status).toBe(200);
-    expect(list.text).toMatch(/<a class="id" href="\/redactions\/r1">r1<\/a>.*<td class="name">dana<\/td>\s*<td class="text">leaked key<\/td>.*title="sha256:[0-9a-f]{64}".*<td class="num">4<\/td>/s);
+    expect(list.text).toMatch(/<a class="id" href="\/redactions\/r1">r1<\/a>.*<td class="name">dana<\/td>\s*<td class="text">leaked key<\/td>.*title="hmac-sha256:[0-9a-f]{64}".*<td class="num">4<\/td>/s);
     const api = await request(app).get('/api/redactions').set('Host', HOST);
     expect(api.body.redactions).toHaveLength(1);
     expect(api.body.redactions[0]).toMatchObject({ id: 'r1', operator: 'dana', reason: 'leaked key', kind: 'text', commitsRewritten: 4, oldHead });

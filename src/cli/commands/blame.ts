@@ -50,7 +50,7 @@ export function registerBlame(program: Command): void {
             line: k + 1,
             text,
             commit: origin.commit,
-            tool_use_id: origin.toolUseId ?? null,
+            toolUseId: origin.toolUseId ?? null,
             title: origin.title,
             session: origin.session ?? null,
             time: new Date(origin.time * 1000).toISOString(),
@@ -61,7 +61,7 @@ export function registerBlame(program: Command): void {
         } else {
           const width = String(lines.length).length;
           const out = lines.map((l) =>
-            [l.commit.slice(0, 12), visible(l.tool_use_id ?? l.title), l.session ?? '-', l.time.replace('.000Z', 'Z'), `${String(l.line).padStart(width)})`, visible(l.text)].join('  '),
+            [l.commit.slice(0, 12), visible(l.toolUseId ?? l.title), l.session ?? '-', l.time.replace('.000Z', 'Z'), `${String(l.line).padStart(width)})`, visible(l.text)].join('  '),
           );
           if (out.length) process.stdout.write(out.join('\n') + '\n');
           else process.stderr.write(`memgit: ${resolved.virtual} is empty\n`);

@@ -25,7 +25,7 @@ export function registerCat(program: Command): void {
         const at = await resolveAt(store, options.at);
         const file = await readFileAt(store, virtual, at);
         if (options.json) {
-          process.stdout.write(JSON.stringify({ path: virtual, commit: at.commit, tool_use_id: at.toolUseId ?? null, size: file.size, content: file.text }) + '\n');
+          process.stdout.write(JSON.stringify({ path: virtual, commit: at.commit, toolUseId: at.toolUseId ?? null, size: file.size, content: file.text }) + '\n');
         } else {
           process.stdout.write(file.text);
         }

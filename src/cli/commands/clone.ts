@@ -24,7 +24,7 @@ async function cloneAndOpen(url: string, dir: string, readOnly: boolean, options
   await store.close();
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ dir, head, commits, read_only: readOnly, seconds: Number(seconds) })}\n`);
+    process.stdout.write(`${JSON.stringify({ dir, head, commits, readOnly, seconds: Number(seconds) })}\n`);
   } else {
     process.stdout.write(
       `${readOnly ? 'cloned' : 'restored'} ${commits} commit(s) into ${dir} in ${seconds} s (HEAD ${head.slice(0, 12)})\n` +

@@ -63,9 +63,13 @@ async function buildAndServe(
     onMemoryCall: (call) => out(`  ${formatMemoryCall(call)}`),
     onContextEvent: (event) => out(`  ${formatContextEvent(event)}`),
   });
-  out(`\nBuilt in ${(built.millis / 1000).toFixed(1)} s: ${built.commits} commits in ${built.sessions.length} sessions.\n`);
-
   const store = await MemoryStore.open(dir);
+  // The store's commits are counted as everywhere (memgit log, memgit status, the UI's overview): all of
+  // them, the store's first commit included.
+  out(
+    `\nBuilt in ${(built.millis / 1000).toFixed(1)} s: ${store.history.size} commits in ${built.sessions.length} sessions ` +
+      `(${built.commits} written by the agent's memory calls, after the store's first commit).\n`,
+  );
   out(`$ memgit log --repo ${displayPath(dir)}`);
   out([...store.history.all()].reverse().map(toLine).join('\n'));
   const cli = selfCommand();

@@ -32,7 +32,7 @@ export function registerDiff(program: Command): void {
         const to = await resolveAt(store, refs[1] ?? 'HEAD~0');
         const comparison = await compareMemory(store, from, to, path);
         if (options.json) {
-          const files = comparison.files.map((f) => ({ status: f.status, old_path: f.oldPath, new_path: f.newPath, added: f.added, removed: f.removed, patch: f.patch }));
+          const files = comparison.files.map((f) => ({ status: f.status, oldPath: f.oldPath, newPath: f.newPath, added: f.added, removed: f.removed, patch: f.patch }));
           process.stdout.write(JSON.stringify({ from: from.commit, to: to.commit, path, files }) + '\n');
         } else if (options.stat || options.nameStatus) {
           const letter = { added: 'A', deleted: 'D', modified: 'M', renamed: 'R' } as const;

@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { isValidId } from '../../contract/paths';
 import { MemgitError } from '../../store/errors';
 import { newSessionId } from '../../store/session-id';
-import { openStore, repoOption, usage } from '../options';
+import { EXIT_ERROR, openStore, repoOption, usage } from '../options';
 
 /** Largest input line accepted; a longer one gets an error line (memory files are capped far below). */
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -16,8 +16,9 @@ export function registerExec(program: Command): void {
       'Read Messages API tool_use blocks for the memory tool from stdin, one JSON\n' +
         'object per line, and write exactly one JSON line per input line to stdout:\n' +
         'the tool_result block to send back. A line that is not valid JSON or not a\n' +
-        'memory tool_use gets {"type":"error","error":"<why>"} and the stream goes on.\n' +
-        'Exits 0 when stdin ends.',
+        'memory tool_use gets {"type":"error","error":"<why>"} and the stream goes on; so does a call the\n' +
+        'store refused (a read-only clone, a lock held too long), which was not applied.\n' +
+        'When stdin ends: exit 0, or 1 when the store refused a call (said on stderr).',
     )
     .addOption(repoOption())
     .option('--session <id>', 'session id recorded on every commit (default: a new sess_… id, printed to stderr)')
@@ -33,19 +34,29 @@ export function registerExec(program: Command): void {
       if (!options.session) process.stderr.write(`memgit: session ${session}\n`);
       const store = await openStore(options.repo, { createMode: options.createMode });
       const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+      const refused = new Map<string, number>();
       for await (const line of lines) {
-        const output = await executeLine(store, line, session);
+        const { output, refusedBecause } = await executeLine(store, line, session);
+        if (refusedBecause) refused.set(refusedBecause, (refused.get(refusedBecause) ?? 0) + 1);
         if (!process.stdout.write(`${JSON.stringify(output)}\n`)) {
           await new Promise((resolve) => process.stdout.once('drain', resolve));
         }
       }
       await store.close();
+      for (const [why, count] of refused) process.stderr.write(`memgit: ${count} call${count === 1 ? ' was' : 's were'} not applied: ${why}\n`);
+      if (refused.size > 0) process.exitCode = EXIT_ERROR;
     });
 }
 
 type Store = Awaited<ReturnType<typeof openStore>>;
 
-async function executeLine(store: Store, line: string, session: string): Promise<object> {
+/** One line's output; `refusedBecause`: the store refused the call (not applied), and why. */
+interface LineResult {
+  output: object;
+  refusedBecause?: string;
+}
+
+async function executeLine(store: Store, line: string, session: string): Promise<LineResult> {
   if (Buffer.byteLength(line) > MAX_LINE_BYTES) return lineError(`line longer than ${MAX_LINE_BYTES} bytes`);
   let block: unknown;
   try {
@@ -58,15 +69,16 @@ async function executeLine(store: Store, line: string, session: string): Promise
   if (type !== 'tool_use') return lineError(`expected "type":"tool_use", got ${JSON.stringify(type) ?? 'nothing'}`);
   if (name !== 'memory') return lineError(`expected the memory tool ("name":"memory"), got ${JSON.stringify(name) ?? 'nothing'}`);
   try {
-    return await store.execute(block, { session });
+    return { output: await store.execute(block, { session }) };
   } catch (error) {
-    // A store-level failure (e.g. another writer held the lock too long) answers this line; nothing was
-    // written, and the stream goes on so later lines still get their one line of output.
-    if (error instanceof MemgitError) return lineError(error.message.replace(/^memgit: /, ''));
-    throw error;
+    // A store-level failure (a read-only clone, another writer holding the lock too long) answers this
+    // line; nothing was written, and the stream goes on so later lines still get their one line of output.
+    if (!(error instanceof MemgitError)) throw error;
+    const why = error.message.replace(/^memgit: /, '');
+    return { ...lineError(why), refusedBecause: why };
   }
 }
 
-function lineError(error: string): object {
-  return { type: 'error', error };
+function lineError(error: string): LineResult {
+  return { output: { type: 'error', error } };
 }

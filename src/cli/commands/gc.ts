@@ -39,7 +39,7 @@ export function registerGc(program: Command): void {
       if (shown) process.stderr.write('\r\x1b[K');
       const after = report.upToDate ? before : await diskBytes(objectsDir);
       if (options.json) {
-        process.stdout.write(JSON.stringify({ ...report, bytes_before: before, bytes_after: after }) + '\n');
+        process.stdout.write(JSON.stringify({ ...report, bytesBefore: before, bytesAfter: after }) + '\n');
         return;
       }
       if (options.quiet) return;

@@ -52,7 +52,7 @@ export function registerKeys(program: Command): void {
         return;
       }
       if (all.length === 0) process.stderr.write('memgit: no keys yet (memgit keys create --stores PATTERN --scope write)\n');
-      for (const key of all) process.stdout.write(`${formatKey(key)}\n`);
+      else process.stdout.write(formatKeys(all));
     });
 
   keys
@@ -67,9 +67,21 @@ export function registerKeys(program: Command): void {
     });
 }
 
-function formatKey(key: KeyInfo): string {
-  const state = key.revoked ? `revoked ${key.revoked}` : 'live';
-  return [key.id, key.scope, key.stores.join(','), key.create ? 'create' : 'no-create', key.created, state, key.note ?? ''].join('  ').trimEnd();
+/** What a key lets its holder do, in words (scopes nest; creating stores is a separate grant). */
+export function keyAbilities(key: Pick<KeyInfo, 'scope' | 'create'>): string {
+  const may = ['read history', ...(key.scope === 'read' ? [] : ['write memory']), ...(key.scope === 'operator' ? ['roll back'] : [])];
+  if (key.create && key.scope !== 'read') may.push('create stores');
+  return may.join(', ');
+}
+
+/** The keys as a table with a header, columns aligned; the note (free text, one line) last. */
+function formatKeys(all: KeyInfo[]): string {
+  const rows = [
+    ['ID', 'SCOPE', 'STORES', 'MAY', 'CREATED', 'STATE', 'NOTE'],
+    ...all.map((key) => [key.id, key.scope, key.stores.join(','), keyAbilities(key), key.created, key.revoked ? `revoked ${key.revoked}` : 'live', key.note ?? '']),
+  ];
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  ').trimEnd()).join('\n') + '\n';
 }
 
 async function guard<T>(task: () => Promise<T>): Promise<T> {

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { errorMessage } from '../../contract/format';
 import { resolvePath, isValidId } from '../../contract/paths';
 import { AGENT_COMMANDS, commitPatches, commitStat, LogFilter, LogRow, queryLog } from '../../history/log-query';
 import type { HistoryEntry } from '../../store/history-index';
@@ -172,7 +173,7 @@ async function printCalls(store: MemoryStore, options: { session?: string; path?
 export function callLine(call: CallRecord): string {
   const kind = call.kind === 'failed' ? 'FAILED' : call.kind;
   const what = `${oneLine(call.command ?? '(no command)')} ${call.paths.map((p) => oneLine(p)).join(' -> ')}`.trimEnd();
-  const outcome = call.kind === 'write' ? call.commit!.slice(0, 12) : call.kind === 'failed' ? `error: ${oneLine(call.error ?? '', 120)}` : '';
+  const outcome = call.kind === 'write' ? call.commit!.slice(0, 12) : call.kind === 'failed' ? `error: ${oneLine(errorMessage(call.error ?? ''), 120)}` : '';
   return [call.time.replace(/\.\d+Z$/, 'Z'), oneLine(call.session), kind.padEnd(6), what, oneLine(call.id), outcome].join('  ').trimEnd();
 }
 

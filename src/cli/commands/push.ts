@@ -29,11 +29,12 @@ export function registerPush(program: Command): void {
             const report = await pushToRemote(store.replication(), remote, { force: options.force, reason: options.reason });
             process.stdout.write(
               options.json
-                ? `${JSON.stringify({ remote: report.remote, ok: true, head: report.head, commits: report.commits, forced: report.forced })}\n`
+                ? `${JSON.stringify({ remote: report.remote, ok: true, head: report.head, commits: report.commits, forced: report.forced, headProblem: report.headProblem })}\n`
                 : report.commits === 0
                   ? `${report.remote}: up to date at ${report.head.slice(0, 12)}\n`
                   : `${report.remote}: pushed ${report.commits} commit(s), now at ${report.head.slice(0, 12)}${report.forced ? ' (forced)' : ''}\n`,
             );
+            if (report.headProblem) process.stderr.write(`memgit: warning: ${report.remote}: ${report.headProblem}\n`);
           } catch (error) {
             failed = true;
             const message = (error as Error).message.replace(/^memgit: /, '');

@@ -99,7 +99,9 @@ export function registerRedact(program: Command): void {
     .description(
       'Search every git object (loose and packed, reachable or not) and every other file of the store for the\n' +
         'text or regex a redaction erased (given again; its hash must match the record). Exit 0 when there is\n' +
-        'no trace, 1 when something still holds it.\n\nExample:\n  SECRET=sk-ant-... memgit verify-redaction r1 --text-env SECRET',
+        'no trace, 1 when something still holds it. The record keeps a hash keyed with a secret of the store that\n' +
+        'redacted (.git/memgit/redaction-key, never replicated): on a clone the value cannot be checked against\n' +
+        'it (said on stderr), and is searched for all the same.\n\nExample:\n  SECRET=sk-ant-... memgit verify-redaction r1 --text-env SECRET',
     )
     .addOption(repoOption())
     .addOption(new Option('--text <text>', 'the erased text (prefer --text-env)'))
@@ -114,6 +116,7 @@ export function registerRedact(program: Command): void {
         const clean = report.objectsWithText.length === 0 && report.filesWithText.length === 0;
         if (options.json) process.stdout.write(`${JSON.stringify({ ...report, clean })}\n`);
         else {
+          if (report.matchNote) process.stderr.write(`memgit: note: ${report.matchNote}\n`);
           process.stdout.write(
             `${id}: ${report.objectsScanned} objects and ${report.filesScanned} files searched; ` +
               (clean ? 'no trace found\n' : `still found in ${report.objectsWithText.length} object(s) and ${report.filesWithText.length} file(s): ${[...report.objectsWithText, ...report.filesWithText].slice(0, 10).join(', ')}\n`),
@@ -129,15 +132,15 @@ export function registerRedact(program: Command): void {
 function toJson(o: RedactionOutcome) {
   return {
     id: o.id,
-    dry_run: o.dryRun,
+    dryRun: o.dryRun,
     marker: o.marker,
     matched: o.matched,
-    commits_changed: o.commitsChanged,
-    commits_rewritten: o.commitsRewritten,
-    blobs_redacted: o.blobsRedacted,
-    first_rewritten: o.firstRewritten,
-    old_head: o.oldHead,
-    new_head: o.newHead,
+    commitsChanged: o.commitsChanged,
+    commitsRewritten: o.commitsRewritten,
+    blobsRedacted: o.blobsRedacted,
+    firstRewritten: o.firstRewritten,
+    oldHead: o.oldHead,
+    newHead: o.newHead,
     preview: o.preview,
   };
 }

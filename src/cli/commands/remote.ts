@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { addRemote, displayUrl, forgetRemoteState, listRemotes, removeRemote } from '../../store/replication';
+import { addRemote, displayUrl, forgetRemoteState, inspectRemoteHead, listRemotes, removeRemote } from '../../store/replication';
 import { openStore, repoOption } from '../options';
 
 export function registerRemote(program: Command): void {
@@ -30,6 +30,13 @@ export function registerRemote(program: Command): void {
           `added remote ${added.name} ${displayUrl(added.url)}${added.tokenEnv ? ` (token from $${added.tokenEnv})` : ''}` +
             `${added.auto ? '; every commit is pushed to it' : '; push with `memgit push`'}\n`,
         );
+        // The remote is asked once now, so that a replica nobody could clone with git is known at once.
+        try {
+          const problem = await inspectRemoteHead(store.gitdir, added, 10_000);
+          if (problem) process.stderr.write(`memgit: warning: ${problem}\n`);
+        } catch (error) {
+          process.stderr.write(`memgit: note: ${(error as Error).message.replace(/^memgit: /, '')} (the remote is kept; a push checks again)\n`);
+        }
       } finally {
         await store.close();
       }
@@ -43,7 +50,7 @@ export function registerRemote(program: Command): void {
       const store = await openStore(options.repo, { create: false, replicate: false });
       try {
         for (const r of await listRemotes({ fs, gitdir: store.gitdir })) {
-          const row = { name: r.name, url: displayUrl(r.url), token_env: r.tokenEnv, user: r.user, auto: r.auto };
+          const row = { name: r.name, url: displayUrl(r.url), tokenEnv: r.tokenEnv, user: r.user, auto: r.auto };
           process.stdout.write(
             options.json ? `${JSON.stringify(row)}\n` : `${r.name}\t${row.url}\t${r.auto ? 'auto' : 'manual'}${r.tokenEnv ? `\ttoken from $${r.tokenEnv}` : ''}\n`,
           );

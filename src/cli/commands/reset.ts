@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { openStore, repoOption } from '../options';
-import { addRollbackOptions, printOutcome, RollbackCliOptions, toRollbackOptions } from '../rollback-output';
+import { addRollbackOptions, printOutcome, RollbackCliOptions, toRollbackOptions, writesRefused } from '../rollback-output';
 
 export function registerReset(program: Command): void {
   addRollbackOptions(
@@ -12,6 +12,6 @@ export function registerReset(program: Command): void {
   ).action(async (options: RollbackCliOptions & { to: string }) => {
     const store = await openStore(options.repo, { create: false });
     const outcome = await store.reset({ ...toRollbackOptions(options), to: options.to }).finally(() => store.close());
-    process.exitCode = printOutcome(outcome, options.json);
+    process.exitCode = printOutcome(outcome, options.json, writesRefused(store));
   });
 }

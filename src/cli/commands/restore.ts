@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { openStore, repoOption } from '../options';
-import { addRollbackOptions, printOutcome, RollbackCliOptions, toRollbackOptions } from '../rollback-output';
+import { addRollbackOptions, printOutcome, RollbackCliOptions, toRollbackOptions, writesRefused } from '../rollback-output';
 
 export function registerRestore(program: Command): void {
   addRollbackOptions(
@@ -23,6 +23,6 @@ export function registerRestore(program: Command): void {
       const store = await openStore(options.repo, { create: false });
       const restoreOptions = { ...toRollbackOptions(options), at: options.at, delete: options.delete === true };
       const outcome = await store.restore(path, restoreOptions).finally(() => store.close());
-      process.exitCode = printOutcome(outcome, options.json);
+      process.exitCode = printOutcome(outcome, options.json, writesRefused(store));
     });
 }

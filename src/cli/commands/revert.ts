@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { openStore, repoOption } from '../options';
-import { addRollbackOptions, printOutcome, RollbackCliOptions, toRollbackOptions } from '../rollback-output';
+import { addRollbackOptions, printOutcome, RollbackCliOptions, toRollbackOptions, writesRefused } from '../rollback-output';
 
 export function registerRevert(program: Command): void {
   addRollbackOptions(
@@ -12,6 +12,6 @@ export function registerRevert(program: Command): void {
   ).action(async (ref: string, options: RollbackCliOptions) => {
     const store = await openStore(options.repo, { create: false });
     const outcome = await store.revert(ref, toRollbackOptions(options)).finally(() => store.close());
-    process.exitCode = printOutcome(outcome, options.json);
+    process.exitCode = printOutcome(outcome, options.json, writesRefused(store));
   });
 }

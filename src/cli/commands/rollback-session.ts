@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { openStore, repoOption } from '../options';
-import { addRollbackOptions, printOutcome, RollbackCliOptions, toRollbackOptions } from '../rollback-output';
+import { addRollbackOptions, printOutcome, RollbackCliOptions, toRollbackOptions, writesRefused } from '../rollback-output';
 
 export function registerRollbackSession(program: Command): void {
   addRollbackOptions(
@@ -12,6 +12,6 @@ export function registerRollbackSession(program: Command): void {
   ).action(async (session: string, options: RollbackCliOptions) => {
     const store = await openStore(options.repo, { create: false });
     const outcome = await store.rollbackSession(session, toRollbackOptions(options)).finally(() => store.close());
-    process.exitCode = printOutcome(outcome, options.json);
+    process.exitCode = printOutcome(outcome, options.json, writesRefused(store));
   });
 }

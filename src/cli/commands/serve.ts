@@ -86,7 +86,13 @@ export async function serveUntilStopped(
       `memgit: listening on every interface, but other machines reach it by an address not listed above: add --allowed-host <address or name> (or --public-url)\n`,
     );
   }
-  if (fromEnv === undefined) process.stdout.write(`memgit: operator token (log in at ${server.url}/login to revert or restore): ${token}\n`);
+  if (store.readOnly) {
+    // Nothing to log in for but reading (when reads need the login); no action is offered or taken.
+    if (fromEnv === undefined && server.readsNeedLogin) process.stdout.write(`memgit: operator token (log in at ${server.url}/login to read): ${token}\n`);
+    process.stdout.write('memgit: a read-only clone: no revert, restore, reset, session rollback or redaction is offered (memgit restore-from makes a writable copy)\n');
+  } else if (fromEnv === undefined) {
+    process.stdout.write(`memgit: operator token (log in at ${server.url}/login to revert or restore): ${token}\n`);
+  }
   const stop = async () => {
     await server.close();
     await store.close();

@@ -5,16 +5,16 @@ import { openStore, repoOption } from '../options';
 export function registerSessions(program: Command): void {
   program
     .command('sessions')
-    .summary('list the sessions of the store: when, how many calls, writes, reverted, reads and failed calls')
+    .summary('list the sessions of the store: when, how many commits, writes, reverted calls, reads and failed calls')
     .addOption(repoOption())
-    .option('--json', 'one JSON object per session: session, first, last (ISO), calls, writes, reverted, reads, failed, logOnly')
+    .option('--json', 'one JSON object per session: session, first, last (ISO), calls (its commits, as in the documented session record), writes, reverted, reads, failed, logOnly')
     .addHelpText(
       'after',
-      '\nMost recently active first. "calls" counts the commits a session made, "writes" those that changed\n' +
-        'a memory file, "reverted" calls an operator undid later (revert, restore, rollback-session, reset);\n' +
-        '"reads" and "failed" come from the call log. A session that made no commit (it only read, or all\n' +
-        'its calls failed) is known from the call log alone and marked "(no commits: call log only)",\n' +
-        'with its first and last logged call as its times.\n\nExamples:\n' +
+      '\nMost recently active first. "commits" counts the commits a session made (its successful writes;\n' +
+        '`calls` in --json), "writes" those that changed a memory file, "reverted" calls an operator undid\n' +
+        'later (revert, restore, rollback-session, reset); "reads" and "failed" come from the call log.\n' +
+        'A session that made no commit (it only read, or all its calls failed) is known from the call log\n' +
+        'alone and marked "(no commits: call log only)", with its first and last logged call as its times.\n\nExamples:\n' +
         '  memgit sessions\n' +
         '  memgit sessions --json | jq -r \'select(.reverted > 0) | .session\'',
     )
@@ -26,7 +26,7 @@ export function registerSessions(program: Command): void {
         const out = sessionStats(store.history, await store.callLog.read()).map((s) =>
           options.json
             ? JSON.stringify({ session: s.id, first: iso(s.first), last: iso(s.last), calls: s.calls, writes: s.writes, reverted: s.reverted, reads: s.reads, failed: s.failed, logOnly: s.logOnly })
-            : `${s.id}  ${iso(s.first)}  ${iso(s.last)}  calls ${s.calls}  writes ${s.writes}  reverted ${s.reverted}  reads ${s.reads}  failed ${s.failed}` +
+            : `${s.id}  ${iso(s.first)}  ${iso(s.last)}  commits ${s.calls}  writes ${s.writes}  reverted ${s.reverted}  reads ${s.reads}  failed ${s.failed}` +
               (s.logOnly ? '  (no commits: call log only)' : ''),
         );
         if (out.length) process.stdout.write(out.join('\n') + '\n');

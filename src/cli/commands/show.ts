@@ -1,7 +1,9 @@
 import { Command } from 'commander';
+import { errorMessage } from '../../contract/format';
 import { commitPatches } from '../../history/log-query';
 import { fileDiffs } from '../../store/commit-diff';
 import { revertedBy } from '../../history/reverts';
+import { rewrittenFrom } from '../../store/redaction';
 import { AmbiguousRefError, CommitNotFoundError } from '../../store/errors';
 import { callsOf } from '../../history/calls';
 import { CallRecord } from '../../history/records';
@@ -43,10 +45,18 @@ export function registerShow(program: Command): void {
       const diffs = fileDiffs(entry);
       const patches = await commitPatches(store.objects, entry);
       const undoneBy = revertedBy(store.history, entry.commit);
+      // An id from before a redaction resolves to the commit that replaced it: said, as the UI says it.
+      const moved = await rewrittenFrom(store.redaction(), ref, entry.commit);
       if (options.json) {
         const files: FileChangeRecord[] = diffs.map((d, i) => ({ status: d.status, oldPath: d.oldPath, newPath: d.newPath, patch: patches[i] }));
-        process.stdout.write(JSON.stringify({ ...commitRecord(entry), revertedBy: undoneBy.map((e) => e.commit), files }) + '\n');
+        process.stdout.write(JSON.stringify({ ...commitRecord(entry), revertedBy: undoneBy.map((e) => e.commit), rewrittenFrom: moved, files }) + '\n');
       } else {
+        if (moved) {
+          process.stderr.write(
+            `memgit: note: ${moved.old} is an id from before redaction ${moved.redaction}, which rewrote this commit; ` +
+              `it is now ${entry.commit} (memgit redactions lists the redactions)\n`,
+          );
+        }
         const meta = commitRecord(entry);
         const lines = [`commit ${entry.commit}`];
         if (entry.parent) lines.push(`parent ${entry.parent}`);
@@ -82,6 +92,6 @@ export function describeCall(call: CallRecord): string {
   if (call.command !== null) lines.push(`command ${oneLine(call.command)}`);
   for (const p of call.paths) lines.push(`path    ${oneLine(p, 1024)}`);
   if (call.readAt) lines.push(`read at ${call.readAt}`);
-  lines.push(call.ok ? 'result  ok' : `result  error: ${oneLine(call.error ?? '', 4096)}`);
+  lines.push(call.ok ? 'result  ok' : `result  error: ${oneLine(errorMessage(call.error ?? ''), 4096)}`);
   return lines.join('\n') + '\n';
 }

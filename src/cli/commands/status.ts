@@ -9,7 +9,8 @@ export function registerStatus(program: Command): void {
     .command('status')
     .summary('the store at a glance: head, size, and how far each replica is behind')
     .description(
-      'Show the store\'s HEAD, its number of commits and sessions, whether it is a read-only clone, and for\n' +
+      'Show the store\'s HEAD, its number of commits (all of them, the store\'s first commit included: what\n' +
+        '`memgit log` lists and the UI\'s overview counts) and sessions, whether it is a read-only clone, and for\n' +
         'each remote the replication lag: commits not yet pushed and the age of the oldest (what a lost disk\n' +
         'would cost now), the last push, and whether replication stopped and why.\n\nExample:\n  memgit status --json',
     )
@@ -27,7 +28,7 @@ export function registerStatus(program: Command): void {
           head,
           commits: store.history.size,
           sessions: store.history.sessions().length,
-          read_only: store.readOnly,
+          readOnly: store.readOnly,
           replicas,
         };
         if (options.json) {
@@ -43,6 +44,7 @@ export function registerStatus(program: Command): void {
           const lag = r.lagCommits === 0 ? 'up to date' : `${r.lagCommits} commit(s) behind, oldest ${formatAge(r.oldestUnpushedAgeSeconds ?? 0)} old`;
           lines.push(`replica  ${r.remote} ${r.url} (${r.auto ? 'auto' : 'manual'}): ${r.stopped ? 'STOPPED' : lag}`);
           if (r.stopped) lines.push(`         stopped ${r.stopped.at}: ${r.stopped.reason}`);
+          if (r.headProblem) lines.push(`         warning: ${r.headProblem}`);
           if (r.lastError) lines.push(`         last error ${r.lastError.at} (attempt ${r.lastError.attempts}): ${r.lastError.message}`);
           if (r.pushedAt) lines.push(`         last push ${r.pushedAt}`);
         }

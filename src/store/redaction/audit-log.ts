@@ -7,19 +7,25 @@ import type { TargetKind } from './matcher';
  * The record of every erasure, kept in the repository itself on its own ref so that it travels with
  * the store (clones, replicas) and is itself history: one commit per redaction on `refs/memgit/audit`,
  * whose tree holds every record so far as `redactions/<id>.json`. A record never holds what was
- * erased, only a hash of it.
+ * erased, only a hash of it, keyed with a secret that never leaves the store (match-key.ts).
  */
 export const AUDIT_REF = 'refs/memgit/audit';
 
 export interface RedactionRecord {
-  schema: 'memgit.redaction/1';
+  /** /2: `matched` is keyed (see match-key.ts); /1, written before: a plain SHA-256. */
+  schema: 'memgit.redaction/2' | 'memgit.redaction/1';
   id: string;
   operator: string;
   reason: string;
   time: string;
   kind: TargetKind;
-  /** `sha256:` of the kind and the matched text, regex, path or call id. */
+  /**
+   * The kind and the matched text, regex, path or call id, hashed: `hmac-sha256:` keyed with the store's
+   * own secret (memgit.redaction/2), or `sha256:` unkeyed in records written before (memgit.redaction/1).
+   */
   matched: string;
+  /** Which secret keyed `matched` (a hash of it; memgit.redaction/2 only). */
+  matchedKey?: string;
   marker: string;
   /** The commit range searched (old ids), or null for all of history. */
   range: { from: string | null; to: string | null } | null;

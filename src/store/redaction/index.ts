@@ -8,7 +8,8 @@ import { listRemotes } from '../replication/remote-config';
 import { updateRemoteState } from '../replication/state';
 import { STORE_BRANCH } from '../repo-config';
 import { AUDIT_REF, auditHead, nextId, readRecords, recordIds, RedactionRecord, writeAuditCommit } from './audit-log';
-import { addedLines, compileRegex, linesRedactor, marker, matchHash, pathRedactor, RedactionTarget, Redactor, regexRedactor, targetKind, textRedactor } from './matcher';
+import { addedLines, compileRegex, linesRedactor, marker, pathRedactor, RedactionTarget, Redactor, regexRedactor, targetKind, textRedactor } from './matcher';
+import { checkMatch, keyedMatchHash, MATCH_KEY_FILE, matchKey, readMatchKey } from './match-key';
 import type { RedactionPort } from './port';
 import { objectsContaining, plainFiles } from './prune';
 import { PreviewItem, rewriteHistory } from './rewrite';
@@ -44,7 +45,8 @@ export interface RedactionOutcome {
   id: string;
   dryRun: boolean;
   marker: string;
-  matched: string;
+  /** The keyed hash the record keeps (null for a dry run on a store that has no key yet: a dry run writes nothing). */
+  matched: string | null;
   commitsChanged: number;
   commitsRewritten: number;
   blobsRedacted: number;
@@ -108,11 +110,12 @@ export async function redact(
           }
         : undefined,
     });
+    const key = options.dryRun || result.blobsRedacted === 0 ? readMatchKey(port.gitdir) : await matchKey(port.gitdir, port.durableFs);
     const outcome: RedactionOutcome = {
       id,
       dryRun: !!options.dryRun,
       marker: mark,
-      matched: matchHash(options),
+      matched: key ? keyedMatchHash(options, key) : null,
       commitsChanged: result.commitsChanged,
       commitsRewritten: result.commitsRewritten,
       blobsRedacted: result.blobsRedacted,
@@ -124,13 +127,14 @@ export async function redact(
     };
     if (options.dryRun || result.blobsRedacted === 0) return outcome;
     const record: RedactionRecord = {
-      schema: 'memgit.redaction/1',
+      schema: 'memgit.redaction/2',
       id,
       operator: options.operator,
       reason,
       time: now.toISOString(),
       kind,
-      matched: outcome.matched,
+      matched: outcome.matched!,
+      matchedKey: key!.id,
       marker: mark,
       range: options.at ? { from: options.at.from ?? null, to: options.at.to ?? null } : null,
       oldHead: result.oldHead,
@@ -287,8 +291,32 @@ export async function rewrittenCommit(port: Pick<RedactionPort, 'objects' | 'dur
   return current;
 }
 
+/**
+ * Whether a ref that resolved to `resolved` named it by an id from before a redaction (a bookmark, a
+ * link): the old id and the redaction that rewrote it, or null when the ref names the commit as it is.
+ * Every edge that shows a commit says so the same way (the UI's notice, `memgit show`).
+ */
+export async function rewrittenFrom(
+  port: Pick<RedactionPort, 'objects' | 'durableFs' | 'gitdir'>,
+  ref: string,
+  resolved: string,
+): Promise<{ old: string; redaction: string } | null> {
+  const id = ref.replace(/^commit:/, '').toLowerCase();
+  if (!/^[0-9a-f]{7,40}$/.test(id) || resolved.startsWith(id)) return null;
+  const moved = await rewrittenCommit(port, id);
+  return moved && moved.commit === resolved ? { old: id, redaction: moved.redaction } : null;
+}
+
 export interface VerificationReport {
   redaction: string;
+  /**
+   * Whether the text or regex given was checked against the record and is what it matched (a different
+   * value is refused before anything is searched). False when this store cannot tell, said in matchNote:
+   * the record's hash is keyed with a secret only the store that redacted holds (a clone, a store
+   * restored from a replica), or the redaction matched a path or a call.
+   */
+  matchConfirmed: boolean;
+  matchNote: string | null;
   objectsScanned: number;
   objectsWithText: string[];
   filesScanned: number;
@@ -309,9 +337,15 @@ export async function verifyRedaction(
   if (!record) throw new RedactionRefusedError(`memgit: no redaction ${id} in this store's audit log`);
   const kind = targetKind(target);
   if (kind !== 'text' && kind !== 'regex') throw new RedactionRefusedError('memgit: verify with the text or regex that was redacted');
-  if (record.kind === kind && matchHash(target) !== record.matched) {
-    throw new RedactionRefusedError(`memgit: that ${kind} is not what redaction ${id} matched (the hashes differ)`);
-  }
+  const match = record.kind === kind ? checkMatch(record, target, readMatchKey(port.gitdir)) : 'unknown';
+  const matchNote =
+    match === 'yes'
+      ? null
+      : record.kind !== kind
+        ? `${id} erased a ${record.kind}, so the ${kind} given cannot be checked against its record; it was searched for all the same`
+        : `this store cannot confirm that the ${kind} given is what ${id} matched: the record's hash is keyed with a secret ` +
+          `only the store that made it holds (.git/${MATCH_KEY_FILE}, never replicated); it was searched for all the same`;
+  if (match === 'no') throw new RedactionRefusedError(`memgit: that ${kind} is not what redaction ${id} matched (the hashes differ)`);
   const contains =
     kind === 'text'
       ? (bytes: Buffer) => bytes.includes(Buffer.from(target.text!, 'utf8'))
@@ -329,7 +363,7 @@ export async function verifyRedaction(
   for (const file of files) {
     if (contains(await nodeFs.promises.readFile(file))) filesWithText.push(path.relative(port.dir, file));
   }
-  return { redaction: id, objectsScanned: objects.scanned, objectsWithText: objects.found, filesScanned: files.length, filesWithText };
+  return { redaction: id, matchConfirmed: match === 'yes', matchNote, objectsScanned: objects.scanned, objectsWithText: objects.found, filesScanned: files.length, filesWithText };
 }
 
 /**

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { RedactionRefusedError } from '../errors';
 
 /** What to erase. Exactly one of text, regex, path or call. */
@@ -22,12 +21,6 @@ export function targetKind(target: RedactionTarget): TargetKind {
   const given = (['text', 'regex', 'path', 'call'] as const).filter((k) => target[k] !== undefined);
   if (given.length !== 1) throw new RedactionRefusedError('memgit: say what to redact with exactly one of text, regex, path or call');
   return given[0];
-}
-
-/** The audit record keeps what was matched only as a hash: the record must not re-leak the secret. */
-export function matchHash(target: RedactionTarget): string {
-  const kind = targetKind(target);
-  return `sha256:${createHash('sha256').update(`${kind}\0${String(target[kind])}`).digest('hex')}`;
 }
 
 export function marker(id: string, date: Date): string {

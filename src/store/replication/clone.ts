@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
-import http from 'isomorphic-git/http/node';
 import { DurableFs } from '../durable-fs';
 import { NotAStoreError, ReplicationRefusedError } from '../errors';
 import { MEMORY_ROOT } from '../git-reader';
 import { configureRepository } from '../repo-config';
 import type { ReplicationPort } from './port';
+import { fetchHttp } from './remote-head';
 import { checkRemoteUrl, DEFAULT_REMOTE_USER, displayUrl, getRemote } from './remote-config';
 import { updateRemoteState } from './state';
 import { authFor, describeTransportError, localMemgitRefs, MEMGIT_REFS, REPLICATED_BRANCH } from './transport';
@@ -40,7 +40,7 @@ export async function cloneStore(url: string, dir: string, options: CloneOptions
   try {
     await git.clone({
       fs: durable.gitFs,
-      http,
+      http: fetchHttp,
       dir: target,
       gitdir,
       url,
@@ -80,10 +80,10 @@ export async function cloneStore(url: string, dir: string, options: CloneOptions
 
 /** memgit's own refs on the remote (the redaction audit log), fetched and written under the same names. */
 async function fetchMemgitRefs(durable: DurableFs, gitdir: string, remote: { url: string; tokenEnv: string | null; user: string }): Promise<void> {
-  const refs = await git.listServerRefs({ http, url: remote.url, prefix: MEMGIT_REFS, protocolVersion: 1, ...authFor(remote) });
+  const refs = await git.listServerRefs({ http: fetchHttp, url: remote.url, prefix: MEMGIT_REFS, protocolVersion: 1, ...authFor(remote) });
   for (const { ref } of refs) {
     if (!/^refs\/memgit\/[A-Za-z0-9._-]+$/.test(ref)) continue; // a name from the server: only plain ones
-    const { fetchHead } = await git.fetch({ fs: durable.gitFs, http, gitdir, url: remote.url, ref, remoteRef: ref, singleBranch: true, tags: false, ...authFor(remote) });
+    const { fetchHead } = await git.fetch({ fs: durable.gitFs, http: fetchHttp, gitdir, url: remote.url, ref, remoteRef: ref, singleBranch: true, tags: false, ...authFor(remote) });
     if (fetchHead) await git.writeRef({ fs: durable.gitFs, gitdir, ref, value: fetchHead, force: true });
   }
 }
@@ -105,7 +105,7 @@ export async function pullStore(port: ReplicationPort, remoteName = 'origin'): P
   try {
     const result = await git.fetch({
       fs: durable.gitFs,
-      http,
+      http: fetchHttp,
       gitdir: port.gitdir,
       url: remote.url,
       remote: remote.name,

@@ -11,3 +11,4 @@ export type { ReplicationStatus } from './status';
 export { cloneStore, pullStore } from './clone';
 export type { CloneOptions, PullReport } from './clone';
 export { forgetRemoteState } from './state';
+export { inspectRemoteHead } from './remote-head';

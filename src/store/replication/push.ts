@@ -3,6 +3,7 @@ import type { ReplicationPort } from './port';
 import type { RemoteConfig } from './remote-config';
 import { displayUrl } from './remote-config';
 import { readRemoteState, updateRemoteState } from './state';
+import { inspectRemoteHead } from './remote-head';
 import { describeTransportError, localMemgitRefs, pushBranch, pushMemgitRef } from './transport';
 
 export interface PushReport {
@@ -12,6 +13,8 @@ export interface PushReport {
   /** Commits this push carried (0 when the remote was up to date). */
   commits: number;
   forced: boolean;
+  /** What is wrong with the remote's HEAD (see checkRemoteHead), null when nothing is known to be. */
+  headProblem: string | null;
 }
 
 export interface PushOptions {
@@ -78,7 +81,8 @@ export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, 
       updateRemoteState(port.gitdir, remote.name, { memgitRefs: sent });
       port.log(`pushed ${ref} (${oid.slice(0, 12)}) to ${remote.name}`);
     }
-    return { remote: remote.name, head: done.head, commits: result === 'pushed' ? done.carried : 0, forced: force && result === 'pushed' };
+    const headProblem = await recheckRemoteHead(port, remote, state.headProblem);
+    return { remote: remote.name, head: done.head, commits: result === 'pushed' ? done.carried : 0, forced: force && result === 'pushed', headProblem };
   } catch (error) {
     if (error instanceof ReplicationStoppedError || error instanceof ReplicationRefusedError) throw error;
     const message = describeTransportError(error, remote);
@@ -86,4 +90,21 @@ export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, 
     updateRemoteState(port.gitdir, remote.name, { lastError: { message, at: new Date().toISOString(), attempts } });
     throw new ReplicationRefusedError(`memgit: push to ${remote.name} failed: ${message}`);
   }
+}
+
+/**
+ * Whether the remote's HEAD names memgit's branch, asked after a push until it is found to (then never
+ * again: one round trip per push only while something is wrong). Logged once per new finding; a failure
+ * to ask changes nothing and is asked again by the next push.
+ */
+async function recheckRemoteHead(port: ReplicationPort, remote: RemoteConfig, known: string | null | undefined): Promise<string | null> {
+  if (known === null) return null;
+  let problem: string | null;
+  try {
+    problem = await inspectRemoteHead(port.gitdir, remote);
+  } catch {
+    return known ?? null;
+  }
+  if (problem && problem !== known) port.log(`warning: ${remote.name}: ${problem}`);
+  return problem;
 }

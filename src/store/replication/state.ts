@@ -16,6 +16,11 @@ export interface RemoteState {
   pendingForce?: string | null;
   /** What each of memgit's own refs (refs/memgit/...) pointed at when last pushed there. */
   memgitRefs?: Record<string, string>;
+  /**
+   * What is wrong with the remote's HEAD (it names a branch other than main, or one it does not have),
+   * as last checked; null when it names main; missing when never checked.
+   */
+  headProblem?: string | null;
 }
 
 interface StateFile {

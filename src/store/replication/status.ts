@@ -18,6 +18,8 @@ export interface ReplicationStatus {
   oldestUnpushedAgeSeconds: number | null;
   stopped: { reason: string; at: string } | null;
   lastError: { message: string; at: string; attempts: number } | null;
+  /** What is wrong with the remote's HEAD as last checked (by `remote add` or a push), else null. */
+  headProblem: string | null;
 }
 
 export function replicationStatus(port: ReplicationPort, remote: RemoteConfig, now = Date.now()): ReplicationStatus {
@@ -35,5 +37,6 @@ export function replicationStatus(port: ReplicationPort, remote: RemoteConfig, n
     oldestUnpushedAgeSeconds: oldest ? Math.max(0, Math.round(now / 1000 - oldest.time)) : null,
     stopped: state.stopped,
     lastError: state.lastError,
+    headProblem: state.headProblem ?? null,
   };
 }

@@ -25,6 +25,12 @@ export function authFor(remote: Pick<RemoteConfig, 'tokenEnv' | 'user' | 'url'>)
   };
 }
 
+/** The Authorization header for a remote (basic auth with its token), or null when it has no token. */
+export function authorizationHeader(remote: Pick<RemoteConfig, 'tokenEnv' | 'user' | 'url'>): string | null {
+  const credentials = authFor(remote).onAuth();
+  return credentials ? `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` : null;
+}
+
 const NO_COMMIT = '0000000000000000000000000000000000000000';
 
 /**
@@ -45,6 +51,8 @@ export async function pushBranch(
       http,
       gitdir,
       url: remote.url,
+      // Names the remote-tracking ref it writes (refs/remotes/NAME/main); the URL is what it pushes to.
+      remote: remote.name,
       ref: REPLICATED_BRANCH,
       remoteRef: REPLICATED_BRANCH,
       force,
@@ -82,11 +90,14 @@ export async function localMemgitRefs(gitdir: string): Promise<Map<string, strin
 
 /** Push one of memgit's own refs (not a fast-forward only with `force`). */
 export async function pushMemgitRef(gitdir: string, remote: RemoteConfig, ref: string, force: boolean): Promise<void> {
-  const result = await git.push({ fs, http, gitdir, url: remote.url, ref, remoteRef: ref, force, ...authFor(remote) });
+  const result = await git.push({ fs, http, gitdir, url: remote.url, remote: remote.name, ref, remoteRef: ref, force, ...authFor(remote) });
   if (!result.ok) {
     const detail = Object.values(result.refs ?? {}).find((r) => !r.ok)?.error ?? result.error ?? 'refused';
     throw new Error(`the remote refused ${ref}: ${detail}`);
   }
+  // isomorphic-git records every pushed ref as refs/remotes/NAME/<ref>, here refs/remotes/NAME/refs/memgit/…,
+  // which git would not (no fetch refspec maps refs/memgit/): memgit keeps what it pushed in its state.
+  await git.deleteRef({ fs, gitdir, ref: `refs/remotes/${remote.name}/${ref}` }).catch(() => undefined);
 }
 
 /** Make a transport error fit for a log line: no URL credentials, no tokens (they are never in it). */

@@ -35,7 +35,7 @@ export function redactionActions(router: Router, deps: WebDeps, kit: OperatorKit
   const { auth, refuse, bodies } = kit;
   // One per app (per store): a previewed redaction is confirmed on the store it was previewed on.
   const pending = new PendingRedactions();
-  deps.views.addGlobal('redactionEnabled', true);
+  deps.views.addGlobal('redactionEnabled', !deps.ctx.store.readOnly);
   router.use('/redact', noStore, auth.cookies, sameOriginOnly(refuse));
 
   const formPage = (req: Request, res: Response, operator: string, fields: RedactionFormFields, error?: string) => {

@@ -1,6 +1,7 @@
 import express, { Request, Response, Router } from 'express';
 import { isValidId } from '../../contract/paths';
 import { oneLine } from '../../store/commit-message';
+import { ReadOnlyStoreError } from '../../store/errors';
 import { bearerToken, CSRF_FIELD, OperatorAuth, sameOriginOnly, tooManyFailures } from '../auth';
 import { renderHtml, RouteModule, WebDeps } from '../page';
 import { noStore } from '../security';
@@ -30,7 +31,11 @@ const MAX_REASON_LENGTH = 200;
 export function rollbackRoutes(options: RollbackRouteOptions): RollbackRouteModule {
   const auth = new OperatorAuth(options.token, Date.now, { secureCookies: options.secureCookies });
   const module: RouteModule = (router: Router, deps: WebDeps) => {
-    deps.views.addGlobal('rollbackEnabled', true);
+    // A store memgit may not write (a read-only clone) is offered no action; the pages say why, and
+    // every action route answers 409 with the store's own read-only message.
+    const readOnly = deps.ctx.store.readOnly;
+    deps.views.addGlobal('rollbackEnabled', !readOnly);
+    if (readOnly) deps.views.addGlobal('writesRefused', new ReadOnlyStoreError().message.replace(/^memgit: /, ''));
     const refuse = (req: Request, res: Response, status: number, message: string) => {
       res.status(status);
       if (isApi(req)) res.json({ error: message, status });
@@ -40,6 +45,11 @@ export function rollbackRoutes(options: RollbackRouteOptions): RollbackRouteModu
     const guarded = ['/login', '/logout', '/rollback', '/api/rollback'];
     // These pages carry the CSRF token or memory: no cache (browser or proxy) keeps them.
     for (const prefix of guarded) router.use(prefix, noStore, auth.cookies, sameOriginOnly(refuse));
+    if (readOnly) {
+      router.use(['/rollback', '/api/rollback', '/redact'], noStore, sameOriginOnly(refuse), (req: Request, res: Response) =>
+        refuse(req, res, 409, new ReadOnlyStoreError().message.replace(/^memgit: /, '')),
+      );
+    }
 
     const csrfChecked = (handler: (req: Request, res: Response) => Promise<void> | void) => async (req: Request, res: Response) => {
       if (!auth.validCsrf(req)) return refuse(req, res, 403, 'missing or invalid CSRF token; reload the page and try again');
