@@ -35,6 +35,7 @@ const REVIEWED_SKIPS: string[] = [
   'README.md › 3. MCP: Claude Code and Claude Desktop › claude mcp add memgit -- memgit mcp --repo ~/memories-repo',
   'docs/chat.md › Use it › export ANTHROPIC_API_KEY=sk-ant-...',
   'docs/languages.md › Python › python3 -m venv .venv && .venv/bin/pip install anthropic',
+  'docs/library.md › Use it in your project › (cd ~/src/memgit && npm pack)',
   'docs/mcp.md › Install › git clone <this repository> ~/src/memgit && cd ~/src/memgit && npm install && npm install…',
   'docs/mcp.md › Claude Code › claude mcp add memgit -- memgit mcp --repo /home/me/memories-repo',
   'docs/mcp.md › Over HTTP › claude mcp add --transport http memgit https://HOST/stores/acme-1/mcp --header "Authoriza…',
