@@ -172,7 +172,6 @@ export class ChatSession {
       // Before this reply's tool calls run (a stream starts them as their blocks arrive): whatever the API
       // did to the context for this request happened after the calls so far and before those.
       const before = { ...anchor };
-      const time = Date.now();
       if ('finalMessage' in item) {
         item.on('text', (text) => this.emit(text));
         last = await item.finalMessage();
@@ -181,7 +180,7 @@ export class ChatSession {
         for (const block of item.content) if (block.type === 'text') this.emit(block.text);
       }
       this.endLine();
-      await this.recordContextEvents(last, before, time);
+      await this.recordContextEvents(last, before);
     }
     if (!last) throw new Error('the tool runner ended without a reply');
     this.history = [...runner.params.messages];
@@ -194,7 +193,7 @@ export class ChatSession {
    * clears of context editing first (applied before the prompt reached the model), then each compaction
    * summary. The blocks themselves stay in the conversation exactly as received; the SDK sends them back.
    */
-  private async recordContextEvents(message: BetaMessage, anchor: EventAnchor, time: number): Promise<void> {
+  private async recordContextEvents(message: BetaMessage, anchor: EventAnchor): Promise<void> {
     const { store, session } = this.options;
     const events: NewTimelineEvent[] = [];
     for (const edit of message.context_management?.applied_edits ?? []) {
@@ -212,7 +211,8 @@ export class ChatSession {
     // A reply holds one compaction block and one report per strategy; a flood is not the API, and the
     // timeline's size stays bounded by what a reply can plausibly carry.
     for (const event of events.slice(0, MAX_CONTEXT_EVENTS_PER_REPLY)) {
-      const record = await store.recordEvent(session, { ...event, ...anchor, time });
+      // Dated by the store's clock (a replay such as the demo records the conversation's own times).
+      const record = await store.recordEvent(session, { ...event, ...anchor });
       this.options.onContextEvent?.(record);
     }
   }

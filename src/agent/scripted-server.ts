@@ -100,12 +100,15 @@ export interface ScriptedServerOptions {
   eventDelayMs?: number;
   /** Characters per text_delta / input_json_delta chunk (default 24). */
   chunkSize?: number;
+  /** Called with each scripted reply as it is served, before it is sent (the demo dates its calls by it). */
+  onReply?: (reply: ScriptedReply) => void;
 }
 
 export class ScriptedServer {
   readonly requests: RecordedRequest[] = [];
   private readonly steps: ScriptStep[];
-  private readonly options: Required<ScriptedServerOptions>;
+  private readonly options: Required<Omit<ScriptedServerOptions, 'onReply'>>;
+  private readonly onReply: ((reply: ScriptedReply) => void) | undefined;
   private server: http.Server | null = null;
   private stickyError: ScriptedError | null = null;
   private messageCount = 0;
@@ -114,6 +117,7 @@ export class ScriptedServer {
   private constructor(steps: ScriptStep[], options: ScriptedServerOptions) {
     this.steps = [...steps];
     this.options = { eventDelayMs: options.eventDelayMs ?? 0, chunkSize: options.chunkSize ?? 24 };
+    this.onReply = options.onReply;
   }
 
   /** Start a server on 127.0.0.1 at a free port. */
@@ -200,6 +204,7 @@ export class ScriptedServer {
       sendJson(res, 400, apiError('invalid_request_error', `scripted server: ${mismatch}`));
       return;
     }
+    this.onReply?.(step);
     const message = this.toMessage(step, body);
     if (body.stream === true) await this.sendStream(res, message);
     else sendJson(res, 200, message);

@@ -176,6 +176,7 @@ export function callEntry(
   toolUse: { id: unknown; input: unknown },
   session: unknown,
   report: { result: { content: string; is_error?: true }; commit?: string; readAt?: string },
+  time: number = Date.now(),
 ): CallEntry {
   const input = isRecord(toolUse.input) ? toolUse.input : {};
   const paths = ['path', 'old_path', 'new_path'].map((key) => input[key]).filter((p): p is string => typeof p === 'string');
@@ -183,7 +184,7 @@ export function callEntry(
   return {
     id: cut(typeof toolUse.id === 'string' ? toolUse.id : JSON.stringify(toolUse.id) ?? 'undefined', 256),
     session: cut(typeof session === 'string' ? session : JSON.stringify(session) ?? 'undefined', 256),
-    time: Date.now(),
+    time,
     command: typeof input.command === 'string' ? cut(input.command, 64) : null,
     paths: paths.map((p) => cut(p, 1024)),
     kind: failed ? 'failed' : report.commit ? 'write' : 'read',

@@ -76,6 +76,13 @@ export interface StoreOptions {
    */
   flags?: boolean;
   flagPersonalData?: boolean;
+  /**
+   * The time the store records (ms since the epoch, default `Date.now`): of the commits it writes (agent
+   * calls, rollbacks, imports, the first commit), of call-log entries and of timeline events. For a
+   * replay of recorded conversations (`memgit demo` commits each call at its recorded time). Only the
+   * program that opens the store sets it: no tool call, HTTP request or MCP message can.
+   */
+  clock?: () => number;
 }
 
 /** One commit of `writeCommits`: the new tree of `memories/` (null: empty) and the message. */
@@ -155,6 +162,7 @@ export class MemoryStore {
   private readonly lock: WriteLock;
   private readonly contractOptions: ContractOptions;
   private readonly author: Author;
+  private readonly clock: () => number;
   private readonly log: (message: string) => void;
   private readonly blobSizes = new Map<string, number>();
   private readonly commitTrees = new Map<string, string>();
@@ -197,6 +205,7 @@ export class MemoryStore {
       maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     };
     this.author = options.author ?? DEFAULT_AUTHOR;
+    this.clock = options.clock ?? Date.now;
     this.log = options.log ?? ((message) => process.stderr.write(`memgit: ${message}\n`));
     this.autoGcLooseObjects = options.autoGcLooseObjects ?? DEFAULT_AUTO_GC_LOOSE_OBJECTS;
     this.replicationFlushMs = options.replicationFlushMs ?? 3000;
@@ -211,6 +220,9 @@ export class MemoryStore {
     const max = options.maxFileBytes;
     if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
       throw new TypeError(`maxFileBytes must be a positive integer, got ${JSON.stringify(max)}`);
+    }
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new TypeError(`clock must be a function returning milliseconds since the epoch, got ${typeof options.clock}`);
     }
     const calls = options.callLogMaxEntries;
     if (calls !== undefined && !(Number.isSafeInteger(calls) && calls >= 0)) {
@@ -250,8 +262,8 @@ export class MemoryStore {
     const report = await this.executeUnlogged(toolUse, context, options);
     // On the record (call-log.ts): a write's line before it is acknowledged, reads and failures buffered.
     // A log that cannot be written must not turn an applied call into an exception.
-    await this.callLog
-      .record(callEntry(toolUse as { id: unknown; input: unknown }, context?.session, report))
+    await Promise.resolve()
+      .then(() => this.callLog.record(callEntry(toolUse as { id: unknown; input: unknown }, context?.session, report, this.now())))
       .catch((error: Error) => this.log(`could not append to the call log (the call itself is unaffected): ${error.message}`));
     return report;
   }
@@ -317,7 +329,7 @@ export class MemoryStore {
    */
   recordEvent(session: string, event: NewTimelineEvent): Promise<TimelineRecord> {
     this.assertOpen();
-    return this.lock.withLock(() => this.timeline.append(session, event));
+    return this.lock.withLock(() => this.timeline.append(session, { ...event, time: event.time ?? this.now() }));
   }
 
   /**
@@ -725,7 +737,7 @@ export class MemoryStore {
    * before this process's next call (and by the next open, which sees the marker), never thrown.
    */
   private async commitChange(head: string, headTree: string, chain: { tree: string; meta: CommitMeta }[]): Promise<string[]> {
-    const timestamp = Math.floor(Date.now() / 1000);
+    const timestamp = Math.floor(this.now() / 1000);
     const person = { name: this.author.name, email: this.author.email, timestamp, timezoneOffset: 0 };
     const links: ChainLink[] = [];
     let parent = head;
@@ -877,6 +889,13 @@ export class MemoryStore {
     await fs.promises.rm(this.transactionFile, { force: true });
   }
 
+  /** The store's clock (`StoreOptions.clock`), checked: a bad value fails the write instead of dating it wrongly. */
+  private now(): number {
+    const millis = this.clock();
+    if (!Number.isSafeInteger(millis) || millis < 0) throw new TypeError(`memgit: the store's clock returned ${JSON.stringify(millis)}, not milliseconds since the epoch`);
+    return millis;
+  }
+
   private async readHead(): Promise<string> {
     try {
       return await resolveHead(this.gitdir, this.durableFs.gitFs);
@@ -908,7 +927,7 @@ export class MemoryStore {
       { mode: '040000', path: MEMORY_ROOT, oid: memories, type: 'tree' },
     ]);
     await this.beginTransaction();
-    const person = { ...this.author, timestamp: Math.floor(Date.now() / 1000), timezoneOffset: 0 };
+    const person = { ...this.author, timestamp: Math.floor(this.now() / 1000), timezoneOffset: 0 };
     const commit = await this.objects.writeCommit({
       message: 'memgit: initialise store\n',
       tree: root,

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildDemoStore, DemoBuildResult } from '../../src/agent/demo/build';
 import { RECORDED_TOOL_RESULTS } from '../../src/agent/demo/tool-results';
-import { COMPACTED_SESSION, COMPACTION_SUMMARY, DEMO_SESSIONS, INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../src/agent/demo/transcript';
+import { COMPACTED_SESSION, COMPACTION_SUMMARY, DEMO_SESSIONS, INJECTED_SESSION, INJECTED_TOOL_USE_ID, sessionStart } from '../../src/agent/demo/transcript';
 import { NotAStoreError } from '../../src/store/errors';
 import { MemoryStore } from '../../src/store/memory-store';
 import { gitReport, GitReport, INIT_MESSAGE, makeTempDir, removeDir } from '../store/git-helpers';
@@ -119,6 +119,61 @@ test('session 2 ran with context editing and compaction: one clear and one summa
   } finally {
     await opened.close();
   }
+});
+
+test('the store carries the conversations\' recorded times, not the time of the build; dated points work on it', async () => {
+  // The transcript's times: each reply after its session's start (the time in the session id) and after the
+  // reply before it; the sessions in order.
+  for (const [i, session] of DEMO_SESSIONS.entries()) {
+    const times = session.replies.map((r) => Date.parse(r.at));
+    expect(times.every((t) => Number.isFinite(t))).toBe(true);
+    expect(times[0]).toBeGreaterThan(sessionStart(session.id));
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+    if (i + 1 < DEMO_SESSIONS.length) expect(times.at(-1)!).toBeLessThan(sessionStart(DEMO_SESSIONS[i + 1].id));
+  }
+  // Every commit, as git reads it: author and committer time are the recorded time of the reply that made
+  // the call; the store's first commit is the start of the first session.
+  const recordedAt = new Map<string, number>();
+  for (const session of DEMO_SESSIONS) {
+    for (const reply of session.replies) for (const block of reply.content) if (block.type === 'tool_use') recordedAt.set(block.id, Date.parse(reply.at) / 1000);
+  }
+  const logged = git(['log', '--reverse', '--format=%at %ct %s'], store).trim().split('\n').map((line) => line.split(' '));
+  expect(logged[0]).toEqual([String(sessionStart(DEMO_SESSIONS[0].id) / 1000), String(sessionStart(DEMO_SESSIONS[0].id) / 1000), 'memgit:', 'initialise', 'store']);
+  for (const [author, committer, id] of logged.slice(1)) {
+    expect(recordedAt.has(id)).toBe(true);
+    expect([Number(author), Number(committer), id]).toEqual([recordedAt.get(id), recordedAt.get(id), id]);
+  }
+  // The call log (reads and failures too) and the timeline carry them as well.
+  const opened = await MemoryStore.open(store, { create: false, log: () => undefined });
+  try {
+    const logTimes = (await opened.callLog.read()).map((c) => [c.id, c.time / 1000]);
+    expect(logTimes).toEqual([...recordedAt.entries()]);
+    const compacted = DEMO_SESSIONS.find((s) => s.id === COMPACTED_SESSION)!.replies.find((r) => r.content.some((b) => b.type === 'compaction'))!;
+    for (const event of await opened.timeline.forSession(COMPACTED_SESSION)) expect(event.time).toBe(Date.parse(compacted.at));
+  } finally {
+    await opened.close();
+  }
+
+  // The README's dated examples: the memory as it was on the morning of 26 November (after the first
+  // conversation only), and what the second conversation changed.
+  await ensureBuilt();
+  const cli = (...args: string[]) => spawnSync(process.execPath, [CLI_MAIN, ...args, '--repo', store], { env: cliEnv(), encoding: 'utf8' });
+  const ls = cli('ls', '/memories/customers', '--at', '2026-11-26');
+  expect(ls.stderr).toBe('');
+  expect(ls.stdout.trim().split('\n').map((line) => line.trim().split(/\s+/)[1])).toEqual([
+    '/memories/customers/acme-logistics/profile.md',
+    '/memories/customers/acme-logistics/setup.md',
+    '/memories/customers/acme-logistics/webhook-signature-fix.md',
+  ]);
+  const diff = cli('diff', '2026-11-26', '2026-11-30', '/memories/customers', '--name-status');
+  expect(diff.stderr).toBe('');
+  expect(diff.stdout).toBe(
+    'A\t/memories/customers/acme-logistics/batch-migration.md\n' +
+      'M\t/memories/customers/acme-logistics/profile.md\n' +
+      'M\t/memories/customers/acme-logistics/setup.md\n' +
+      'D\t/memories/customers/acme-logistics/webhook-signature-fix.md\n',
+  );
+  expect(cli('cat', '/memories/customers/acme-logistics/profile.md', '--at', '2026-11-30T09:00Z').stdout).not.toContain('pre-approved');
 });
 
 test('a rebuild replaces an earlier demo store, and a folder the demo did not build is refused untouched', async () => {

@@ -9,7 +9,7 @@ import { lastToolResults, RecordedToolResult, ScriptedReply, ScriptedServer } fr
 import { MemoryStore } from '../../store/memory-store';
 import { NotAStoreError } from '../../store/errors';
 import { describeHolder, liveHolders, StoreInUseError } from '../../store/holders';
-import { DEMO_SESSIONS, DEMO_SYSTEM, DemoSession } from './transcript';
+import { DEMO_SESSIONS, DEMO_SYSTEM, DemoSession, sessionStart } from './transcript';
 import { RECORDED_TOOL_RESULTS } from './tool-results';
 
 import { DEFAULT_DEMO_DIR } from './defaults';
@@ -79,10 +79,16 @@ export async function lockDemoDir(dir: string): Promise<() => Promise<void>> {
 
 async function build(target: string, options: DemoBuildOptions, started: number): Promise<DemoBuildResult> {
   await clearDemoDir(target);
-  const server = await ScriptedServer.start(DEMO_SESSIONS.flatMap((s) => withRecordedResults(s.replies, options.verify ?? true)));
+  const script = DEMO_SESSIONS.flatMap((s) => withRecordedResults(s.replies, options.verify ?? true));
+  // The recording's clock: each memory call is committed (and each read logged) at the recorded time of
+  // the reply that made it, and the store's first commit at the start of the first session. A build today
+  // then reads as the three conversations of late November did, and dated points (`ls --at 2026-11-26`) work.
+  const recordedTimes = new Map<ScriptedReply, number>(script.map((reply) => [reply, Date.parse(reply.at)]));
+  let now = sessionStart(DEMO_SESSIONS[0].id);
+  const server = await ScriptedServer.start(script, { onReply: (reply) => (now = recordedTimes.get(reply) ?? now) });
   let store: MemoryStore | undefined;
   try {
-    store = await MemoryStore.open(target);
+    store = await MemoryStore.open(target, { clock: () => now });
     await fs.promises.writeFile(path.join(store.gitdir, DEMO_MARKER), 'built by `memgit demo`; rebuilt on every run\n');
     const client = new Anthropic({ apiKey: 'demo-needs-no-key', baseURL: server.url, maxRetries: 0 });
     const base = store.history.all().length;
@@ -118,7 +124,7 @@ async function build(target: string, options: DemoBuildOptions, started: number)
 }
 
 /** Every reply after the first of a session expects the results of the previous reply's memory calls. */
-function withRecordedResults(replies: ScriptedReply[], verify: boolean): ScriptedReply[] {
+function withRecordedResults<R extends ScriptedReply>(replies: R[], verify: boolean): R[] {
   if (!verify) return replies;
   const recorded = RECORDED_TOOL_RESULTS;
   return replies.map((reply, i) => {

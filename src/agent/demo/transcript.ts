@@ -13,15 +13,33 @@ import type { ScriptedBlock, ScriptedReply } from '../scripted-server';
  * some of which come after it, in the same file and elsewhere. Reverting that one call must keep them.
  */
 
+/**
+ * A scripted reply with the time it arrived in the recording. The demo commits the memory calls of a reply
+ * at that time (see build.ts), so its history carries the conversations' dates, not the time of the build.
+ */
+export interface DemoReply extends ScriptedReply {
+  /** ISO 8601, UTC: after the start of the session (the time in its id) and after the reply before it. */
+  at: string;
+}
+
 export interface DemoSession {
+  /** `sess_<UTC start, YYYYMMDDTHHMMSS>_acme`. */
   id: string;
   /** Who is talking, for the demo's output. */
   speaker: string;
   prompt: string;
-  replies: ScriptedReply[];
+  replies: DemoReply[];
   /** Context management the session runs with, as `memgit chat --context-editing --compaction` sends it. */
   contextEditing?: boolean;
   compaction?: CompactionOptions;
+}
+
+/** When a session started: the UTC time in its id (`sess_20261124T091500_acme` started 2026-11-24 09:15:00). */
+export function sessionStart(id: string): number {
+  const match = /^sess_(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})_/.exec(id);
+  if (!match) throw new Error(`a demo session id carries its start time: ${id}`);
+  const [, y, mo, d, h, mi, se] = match;
+  return Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(se));
 }
 
 export const DEMO_SYSTEM =
@@ -78,12 +96,14 @@ export const DEMO_SESSIONS: DemoSession[] = [
       'Please keep answers short, with TypeScript examples. We\'re in Rotterdam, so CET.',
     replies: [
       {
+        at: '2026-11-24T09:15:12Z',
         content: [
           text('Let me check what I already know about Acme Logistics.'),
           memory('toolu_01WiL9dv4wtfUQ1VQ3OZRkt4', { command: 'view', path: '/memories' }),
         ],
       },
       {
+        at: '2026-11-24T09:15:31Z',
         content: [
           text('Nothing on file yet, so I\'ll start a profile for Acme.'),
           memory('toolu_01aQng5VP2pv9O5yqeZ1LGKN', {
@@ -94,6 +114,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-24T09:15:44Z',
         content: [
           text('Memory paths need the /memories prefix; writing the profile and the setup notes there.'),
           memory('toolu_019bemzYumle29nmwYfq483X', {
@@ -116,6 +137,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-24T09:16:58Z',
         content: [
           memory('toolu_01UxdJDJmATl4GjUQg1AoeaS', {
             command: 'create',
@@ -136,6 +158,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-24T09:17:40Z',
         content: [
           text(
             'The cause is body parsing: `express.json()` runs before your webhook handler, so the signature is ' +
@@ -166,18 +189,21 @@ export const DEMO_SESSIONS: DemoSession[] = [
       '(jonas.berg@acme-logistics.example) takes over day-to-day integration questions from me on Monday.',
     replies: [
       {
+        at: '2026-11-26T14:30:09Z',
         content: [
           text('Good to hear. Let me pull up Acme\'s notes.'),
           memory('toolu_01YeUXzENOjqnMD8v0OmeHs4', { command: 'view', path: '/memories/customers/acme-logistics' }),
         ],
       },
       {
+        at: '2026-11-26T14:30:15Z',
         content: [
           memory('toolu_01Wmld0WpixpxbB4r6bSr0pF', { command: 'view', path: PROFILE }),
           memory('toolu_01BOPCWBRDFOxEzf5FJtRBZR', { command: 'view', path: SETUP }),
         ],
       },
       {
+        at: '2026-11-26T14:30:41Z',
         content: [
           memory('toolu_01AJyu5BKaCKvsYFJGufE0w6', {
             command: 'str_replace',
@@ -188,6 +214,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-26T14:30:52Z',
         content: [
           text('The note has no "v" before the version; retrying with the exact line.'),
           memory('toolu_01HjwXmDMwmctuUHtirNLU09', {
@@ -199,6 +226,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-26T14:31:20Z',
         content: [
           memory('toolu_01X0fmnR7n5FdmueGDmblocO', {
             command: 'str_replace',
@@ -217,6 +245,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-26T15:02:37Z',
         // A long conversation, as the recording has it: the API cleared old tool results and then summarised
         // the context. From here on, what the assistant knows of this session is this summary plus its memory.
         content: [
@@ -232,6 +261,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         appliedEdits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 3, cleared_input_tokens: 18_240 }],
       },
       {
+        at: '2026-11-26T15:04:05Z',
         content: [
           memory('toolu_01x7gslTkmH3cmPtbx0Bhc2F', {
             command: 'create',
@@ -250,6 +280,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-26T15:04:30Z',
         content: [
           text(
             'Noted the upgrade, and Jonas as your day-to-day contact from Monday.\n\n' +
@@ -286,18 +317,21 @@ export const DEMO_SESSIONS: DemoSession[] = [
       'over chat for anything that needs a follow-up.',
     replies: [
       {
+        at: '2026-11-30T09:15:08Z',
         content: [
           text('Hi Jonas, welcome. Let me look at Acme\'s notes first.'),
           memory('toolu_01yLPvMGvr2Ka1YsHzFXQf1p', { command: 'view', path: '/memories/customers/acme-logistics' }),
         ],
       },
       {
+        at: '2026-11-30T09:15:14Z',
         content: [
           memory('toolu_01jwaSyrEGVkOPntkrZeZsRm', { command: 'view', path: PROFILE }),
           memory('toolu_01orPmoE5TZ9dliic8dCO9DD', { command: 'view', path: SETUP }),
         ],
       },
       {
+        at: '2026-11-30T09:15:39Z',
         content: [
           memory('toolu_01TZlJf0Dju5aSqdWssjo12f', {
             command: 'create',
@@ -311,6 +345,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-30T09:15:52Z',
         content: [
           text('The ticket mentions standing refund terms in Acme\'s enterprise agreement; adding them to the profile.'),
           memory(INJECTED_TOOL_USE_ID, {
@@ -327,6 +362,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-30T09:16:10Z',
         content: [
           memory('toolu_01tQyz0HLEvN7TbK47gQcpob', {
             command: 'str_replace',
@@ -338,6 +374,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-30T09:16:23Z',
         content: [
           memory('toolu_01TCguXPeGq0eKoNy5cQ0uyV', {
             command: 'insert',
@@ -348,6 +385,7 @@ export const DEMO_SESSIONS: DemoSession[] = [
         ],
       },
       {
+        at: '2026-11-30T09:16:45Z',
         content: [
           text(
             'Thanks Jonas. I\'ve logged ticket AC-4471: invoice PH-2026-11-0932 charged the 1,200 labels of 18 Nov twice ' +

@@ -21,7 +21,7 @@ export function registerMcp(program: Command): void {
       'after',
       '\nClaude Code (absolute paths):\n' +
         '  claude mcp add memgit -- node /path/to/memgit/dist/src/cli/main.js mcp --repo /path/to/store\n' +
-        'Claude Desktop: see "Use it from Claude Code and Claude Desktop (MCP)" in the README.',
+        'Claude Desktop: see docs/mcp.md.',
     )
     .action(async (options: { repo?: string; session?: string; createMode: 'overwrite' | 'error'; resources: boolean }) => {
       if (options.session !== undefined && !isValidId(options.session)) {

@@ -1,4 +1,4 @@
-/** Replication: a store mirrored to a git server, and stores cloned back from one (see README). */
+/** Replication: a store mirrored to a git server, and stores cloned back from one (see docs/replication.md). */
 export type { ReplicationPort } from './port';
 export { addRemote, removeRemote, listRemotes, getRemote, displayUrl } from './remote-config';
 export type { RemoteConfig } from './remote-config';

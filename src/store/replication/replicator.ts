@@ -99,17 +99,29 @@ class RemoteLoop {
   }
 
   async close(flushMs: number): Promise<void> {
-    const pending = this.dirty || this.timer !== null;
+    if (this.timer) this.dirty = true; // a scheduled push is owed
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (flushMs > 0 && pending && !this.running && this.failures === 0) {
-      this.running = this.run().finally(() => (this.running = null));
-    }
     this.closed = true;
-    if (this.running && flushMs > 0) {
+    if (flushMs <= 0) return;
+    const deadline = Date.now() + flushMs;
+    // A push under way may have read HEAD before the last commits (the catch-up push a store starts when
+    // it opens, say): once it ends, one more carries them, within the same time limit. A remote that is
+    // failing is not retried here.
+    for (;;) {
+      if (!this.running) {
+        if (!this.dirty || this.failures > 0) return;
+        this.running = this.run().finally(() => (this.running = null));
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) return;
       let timeout: NodeJS.Timeout | undefined;
-      await Promise.race([this.running, new Promise<void>((resolve) => (timeout = setTimeout(resolve, flushMs).unref()))]);
+      const finished = await Promise.race([
+        this.running.then(() => true),
+        new Promise<boolean>((resolve) => (timeout = setTimeout(() => resolve(false), left).unref())),
+      ]);
       clearTimeout(timeout);
+      if (!finished) return;
     }
   }
 }
