@@ -2,9 +2,9 @@ import { diffLines } from 'diff';
 import { blobText, fileDiffs, FileDiff, isMemoryFile, unifiedDiff } from '../store/commit-diff';
 import type { HistoryEntry, HistoryIndex } from '../store/history-index';
 import type { ObjectStore } from '../store/objects';
-import { touchesPath } from '../store/history/touches-path';
+import { touchesPath } from './touches-path';
 import { revertedBy } from './reverts';
-import { fileRevisions } from './revisions';
+import { revisionsOf as fileRevisions } from './revisions';
 
 /**
  * `memgit log`'s query over the history index: filters by session, command, time, path (optionally

@@ -3,7 +3,7 @@ import { resolvePath } from '../../contract/paths';
 import { CommitNotFoundError } from '../../store/errors';
 import { blobText } from '../../store/commit-diff';
 import { toRepoPath } from '../../store/git-reader';
-import { blameFile } from '../../store/history/blame';
+import { blameFile } from '../../history/blame';
 import { fail, openStore, repoOption } from '../options';
 
 /** Stored text is hostile: no escape sequence, bidi or zero-width character reaches the terminal as such. */

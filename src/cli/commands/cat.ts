@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { readFileAt } from '../../history/snapshot';
+import { readFileAt } from '../../history/memory-at';
 import { memoryPath, openStore, repoOption, resolveAt } from '../options';
 
 export function registerCat(program: Command): void {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { listAt } from '../../history/snapshot';
+import { listAt } from '../../history/memory-at';
 import { memoryPath, openStore, repoOption, resolveAt } from '../options';
 
 export function registerLs(program: Command): void {

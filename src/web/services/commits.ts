@@ -1,6 +1,6 @@
 import { isMemoryFile } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
-import { touchesPath } from '../../store/history/touches-path';
+import { touchesPath } from '../../history/touches-path';
 import { Pacer } from './budget';
 import { AuditContext, BadRequest, CommitSummary, summarise, textOf } from './context';
 import { lineStats } from './diff-view';

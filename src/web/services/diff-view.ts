@@ -1,8 +1,8 @@
 import { structuredPatch } from 'diff';
 import { FileDiff, fileDiffs, oneSidedPatch, trimCommonLines } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
-import { commitLineCounts } from '../../store/history/facts';
-import { beyondEditLength, DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH } from '../../store/history/line-stats';
+import { commitLineCounts } from '../../history/diffs';
+import { beyondEditLength, DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH } from '../../history/diffs';
 import { displayCost, hasHidden } from '../filters';
 import { MAX_PAGE_DIFF_CHARS } from './budget';
 import { AuditContext, textOf } from './context';

@@ -1,5 +1,5 @@
-import { blameFile } from '../../store/history/blame';
-import { Revision, revisionsOf as revisionsInIndex } from '../../store/history/revisions';
+import { blameFile } from '../../history/blame';
+import { Revision, revisionsOf as revisionsInIndex } from '../../history/revisions';
 import { diffArrays } from 'diff';
 import { fileDiffs } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
@@ -7,17 +7,17 @@ import { fileRevisionRecord, FileRevisionRecord } from '../../history/records';
 import { hasHidden } from '../filters';
 import { MAX_LINE_CHARS } from './diff-view';
 import { AuditContext, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';
-import { splitLines } from '../../store/history/line-stats';
+import { splitLines } from '../../history/diffs';
 import { currentPathOf } from '../../store/rollback';
 
 export { splitLines };
-export { advance } from '../../store/history/blame';
-export type { Revision } from '../../store/history/revisions';
+export { advance } from '../../history/blame';
+export type { Revision } from '../../history/revisions';
 
 /**
  * One memory file through time: its content at a commit, its revisions following renames, and blame.
  * Everything comes from the history index (commits by path) and the store's incremental blame
- * (src/store/history/blame.ts): blame at HEAD is a lookup, at an older commit a replay of the file's
+ * (src/history/blame.ts): blame at HEAD is a lookup, at an older commit a replay of the file's
  * revisions from the nearest known state, with checkpoints kept in the UI's cache.
  */
 

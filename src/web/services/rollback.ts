@@ -1,6 +1,6 @@
 import { revertedBy as revertedByIndex } from '../../history/reverts';
 import { AmbiguousPointError, AmbiguousRefError, CommitNotFoundError, InvalidPointError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
-import { DIFF_MAX_EDIT_LENGTH } from '../../store/history/line-stats';
+import { DIFF_MAX_EDIT_LENGTH } from '../../history/diffs';
 import { contentsOf, RollbackBudget, RollbackFileDiff, RollbackOptions, RollbackOutcome } from '../../store/rollback';
 import { MAX_PAGE_DIFF_CHARS, WorkBudget, yieldToLoop } from './budget';
 import { AuditContext, BadRequest, CommitSummary, entryFor, NotFound, summarise } from './context';
