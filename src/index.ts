@@ -13,7 +13,7 @@ export type {
   ExecutionReport,
 } from './store/memory-store';
 export type { MemoryToolOptions, MemoryToolCallHook, RunnableMemoryTool } from './store/memory-tool';
-export type { HistoryEntry } from './store/history-index';
+export type { HistoryEntry } from './history/entry';
 export type { TimelineRecord, TimelineEvent, NewTimelineEvent, EventAnchor } from './store/timeline';
 export type { ClientInfo, CommitMeta } from './store/commit-message';
 export {

@@ -1,4 +1,6 @@
 import type { HistoryIndex } from '../store/history-index';
+import type { HistoryEntry } from '../store/history-index/entry';
+import { HistoryContext, textOf } from './context';
 import { advance, BlameState } from '../store/history-index/blame-step';
 import { splitLines } from '../store/history-index/line-stats';
 import { Revision, revisionsOf } from './revisions';
@@ -103,4 +105,13 @@ async function readAll(source: BlameSource, oids: (string | null)[]): Promise<st
     texts.push(...(await Promise.all(oids.slice(k, k + READ_BATCH).map((oid) => (oid ? source.readText(oid) : '')))));
   }
   return texts;
+}
+
+/**
+ * Blame of the file at a virtual path as of a point (`memgit blame`, the UI's file page), through the
+ * context's caches: blob texts, and blame states after revisions as checkpoints for later replays.
+ */
+export function blameAt(ctx: HistoryContext, virtualPath: string, at: HistoryEntry): Promise<FileBlame> {
+  const history = ctx.store.history;
+  return blameFile(history, virtualPath.slice(1), history.position(at.commit) ?? -1, { readText: (oid) => textOf(ctx, oid), checkpoints: ctx.blames });
 }

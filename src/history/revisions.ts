@@ -1,5 +1,8 @@
 import { fileDiffs } from '../store/commit-diff';
-import type { HistoryEntry, HistoryIndex } from '../store/history-index';
+import type { HistoryIndex } from '../store/history-index';
+import type { HistoryEntry } from '../store/history-index/entry';
+import { currentPathOf } from '../store/rollback';
+import type { HistoryContext } from './context';
 
 /** One file through time: its revisions up to a commit, following renames back (index lookups only). */
 
@@ -58,4 +61,30 @@ function upperBoundBy<T>(sorted: T[], value: number, key: (item: T) => number): 
     else hi = mid;
   }
   return lo;
+}
+
+/** The revisions of the file at a virtual path up to a point (inclusive), oldest first, following renames back. */
+export function fileRevisions(ctx: HistoryContext, virtualPath: string, at: HistoryEntry): Revision[] {
+  const history = ctx.store.history;
+  return revisionsOf(history, virtualPath.slice(1), history.position(at.commit) ?? -1);
+}
+
+/** Whether any commit ever wrote (or removed) the file at this virtual path. */
+export function everWritten(ctx: HistoryContext, virtualPath: string): boolean {
+  return ctx.store.history.byPath(virtualPath.slice(1)).length > 0;
+}
+
+/** The newest commit at or before `at` that changed the file at this virtual path. */
+export function lastChangeOf(ctx: HistoryContext, virtualPath: string, at: HistoryEntry): HistoryEntry | undefined {
+  const history = ctx.store.history;
+  return history.lastChange(virtualPath.slice(1), history.position(at.commit) ?? -1);
+}
+
+/**
+ * Where the file at a virtual path as of a point lives now: its path followed forward through later
+ * renames (where a restore of any of its revisions puts it, as `memgit restore` does).
+ */
+export function currentPath(ctx: HistoryContext, virtualPath: string, at: HistoryEntry): string {
+  const history = ctx.store.history;
+  return `/${currentPathOf(history, virtualPath.slice(1), history.position(at.commit) ?? -1)}`;
 }

@@ -337,7 +337,8 @@ export class HistoryIndex {
     const known = fileFacts(entry);
     if (known) return known;
     entry.facts = await computeFacts(entry, (oid) => this.objects.readBlob(oid));
-    await this.appendFacts([entry]);
+    // Remembered for the next process; a store this process may not write (a reader's copy) still answers.
+    await this.appendFacts([entry]).catch(() => undefined);
     return fileFacts(entry)!;
   }
 

@@ -1,9 +1,8 @@
 import { isNewId } from '../../contract/ids';
-import { sessionStats } from '../../history/sessions';
-import { FileDiff, isMemoryFile } from '../../store/commit-diff';
-import type { HistoryEntry } from '../../store/history-index';
+import { listSessions as listSessionRecords, sessionChanges, sessionCommits } from '../../history/sessions';
+import type { HistoryEntry } from '../../history/entry';
 import type { TimelineRecord } from '../../store/timeline';
-import { CallRecord, sessionRecord, SessionRecord } from '../../history/records';
+import type { CallRecord, SessionRecord } from '../../history/records';
 import { listCalls } from '../../history/calls';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 import { MAX_PAGE_DIFF_CHARS, yieldToLoop } from './budget';
@@ -23,19 +22,8 @@ export type SessionSummary = SessionRecord;
  * the call log (no commits: they only read, or failed) included; recomputed only when the history or the
  * call log has changed.
  */
-export async function listSessions(ctx: AuditContext): Promise<SessionSummary[]> {
-  const history = ctx.store.history;
-  const version = `${history.size}:${await ctx.store.callLog.version()}`;
-  const cached = ctx.sessionList as { version: string; list: SessionSummary[] } | undefined;
-  if (cached && cached.version === version) return cached.list;
-  const list = sessionStats(history, await ctx.store.callLog.read()).map((stats) => {
-    const files = new Set<string>();
-    for (const e of history.bySession(stats.id)) for (const c of e.changes) if (isMemoryFile(c.path)) files.add(c.path);
-    return { ...stats, files: files.size };
-  });
-  const records = list.map(sessionRecord);
-  ctx.sessionList = { version, list: records };
-  return records;
+export function listSessions(ctx: AuditContext): Promise<SessionSummary[]> {
+  return listSessionRecords(ctx);
 }
 
 export interface SessionCall extends CommitSummary {
@@ -99,7 +87,7 @@ export interface SessionPage {
 }
 
 export async function sessionPage(ctx: AuditContext, id: string, from = 1): Promise<SessionPage> {
-  const entries = ctx.store.history.bySession(id);
+  const entries = sessionCommits(ctx, id);
   if (entries.length === 0) return logOnlySessionPage(ctx, id, from);
   if (!Number.isSafeInteger(from) || from < 1 || from > entries.length) throw new BadRequest(`from must be a step between 1 and ${entries.length}`);
   const slice = entries.slice(from - 1, from - 1 + CALLS_PER_PAGE);
@@ -258,28 +246,11 @@ async function combinedDiff(ctx: AuditContext, entries: HistoryEntry[]): Promise
 }
 
 async function computeCombinedDiff(ctx: AuditContext, entries: HistoryEntry[]): Promise<{ combined: FileDiffView[]; truncated: boolean }> {
-  const touched = new Set<string>();
-  for (const e of entries) for (const c of e.changes) if (isMemoryFile(c.path)) touched.add(c.path);
-  const paths = [...touched].sort();
-  // The blob of each path before and after, from the index (the commit that last wrote it): no tree reads.
-  const history = ctx.store.history;
-  const firstPosition = history.position(entries[0].commit)!;
-  const lastPosition = history.position(entries[entries.length - 1].commit)!;
-  const blobAt = (repoPath: string, position: number): string | null =>
-    history.lastChange(repoPath, position)?.changes.find((c) => c.path === repoPath)?.newOid ?? null;
-  const diffs: FileDiff[] = [];
-  for (const repoPath of paths) {
-    const oldOid = firstPosition > 0 ? blobAt(repoPath, firstPosition - 1) : null;
-    const newOid = blobAt(repoPath, lastPosition);
-    if (oldOid === newOid) continue;
-    const status = !oldOid ? 'added' : !newOid ? 'deleted' : 'modified';
-    diffs.push({ status, oldPath: oldOid ? `/${repoPath}` : null, newPath: newOid ? `/${repoPath}` : null, oldOid, newOid });
-    if (diffs.length === MAX_COMBINED_FILES) break;
-  }
+  const { diffs, truncated } = sessionChanges(ctx, entries, MAX_COMBINED_FILES);
   const combined: FileDiffView[] = [];
   for (const d of diffs) {
     combined.push(await diffView(ctx, d));
     await yieldToLoop();
   }
-  return { combined, truncated: diffs.length === MAX_COMBINED_FILES && paths.length > MAX_COMBINED_FILES };
+  return { combined, truncated };
 }
