@@ -3,6 +3,7 @@ import { errorMessage } from '../../contract/format';
 import { isValidId } from '../../contract/paths';
 import { commitPatches, commitStat } from '../../history/commit';
 import { historyContext, HistoryContext } from '../../history/context';
+import { DIFF_MAX_EDIT_LENGTH } from '../../history/diffs';
 import type { HistoryEntry } from '../../history/entry';
 import { queryLog, LogRow } from '../../history/log';
 import { InvalidFilterError, LOG_COMMANDS, LogFilter, LogFilterInput, parseLogFilter, TEXT_CASES, TEXT_CHANGES } from '../../history/log-filter';
@@ -164,7 +165,7 @@ async function formatRow(ctx: HistoryContext, row: LogRow, options: LogCliOption
   if (options.stat) {
     const stats = await commitStat(ctx, entry);
     for (const s of stats) {
-      const counts = s.tooLarge ? 'too different to count (as in the UI)' : `+${s.added} -${s.removed}`;
+      const counts = s.tooLarge ? `too different to count (over ${DIFF_MAX_EDIT_LENGTH} changed lines)` : `+${s.added} -${s.removed}`;
       text += ` ${s.oldPath ? `${s.oldPath} -> ` : ''}${s.path} | ${counts}\n`;
     }
     if (!stats.length) text += ' (no change to memory files)\n';
