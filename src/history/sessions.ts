@@ -3,6 +3,7 @@ import type { CallEntry } from '../store/call-log';
 import { FileDiff, isMemoryFile } from '../store/commit-diff';
 import type { HistoryIndex } from '../store/history-index';
 import type { HistoryEntry } from '../store/history-index/entry';
+import type { TimelineRecord } from '../store/timeline';
 import { HistoryContext, remembered } from './context';
 import { SessionRecord, sessionRecord } from './records';
 import { revertedBy } from './reverts';
@@ -92,6 +93,14 @@ export function sessionStats(history: HistoryIndex, calls: readonly CallEntry[] 
   return list
     .sort((a, b) => b.lastMs - a.lastMs || b.lastPosition - a.lastPosition || (a.id < b.id ? -1 : 1))
     .map(({ lastPosition: _, lastMs: __, ...stats }) => stats);
+}
+
+/**
+ * What the API did to a session's context (compaction summaries, context-editing clears), in order, each
+ * naming the commit it came after: the session's timeline (src/store/timeline.ts).
+ */
+export function sessionTimeline(ctx: HistoryContext, id: string): Promise<TimelineRecord[]> {
+  return ctx.store.timeline.forSession(id);
 }
 
 /** One session's commits, oldest first (none for a session known only from the call log). */

@@ -13,6 +13,7 @@ import { queryLog } from '../../src/history/log';
 import { InvalidFilterError, LogFilter, parseLogFilter } from '../../src/history/log-filter';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { createApp } from '../../src/web/app';
+import * as memgit from '../../src/index';
 import { call, create, dispose, newStore, remove, replace } from '../rollback/helpers';
 import { CLI_MAIN, ensureBuilt } from '../support/dist';
 
@@ -156,5 +157,23 @@ describe('line counts: one bound for the UI and log --stat', () => {
     const text = spawnSync(process.execPath, [CLI_MAIN, 'log', '--stat', '-n', '2', '--repo', store.dir], { encoding: 'utf8' }).stdout;
     expect(text).toContain(' /memories/big.md | +1 -1\n');
     expect(text).toContain(' /memories/big.md | too different to count (over 5000 changed lines)\n');
+  });
+});
+
+describe('the package root exports the read model (docs/library.md#history)', () => {
+  it('historyContext, parseLogFilter, queryLog and listSessions answer as the CLI does', async () => {
+    const store = await newStore();
+    try {
+      await call(store, 'toolu_p1', create('/memories/a.md', 'refunds are pre-approved\n'), 'sess_pkg');
+      const ctx = memgit.historyContext(store);
+      expect(memgit.historyContext(store)).toBe(ctx); // one context per open store
+      const filter = memgit.parseLogFilter({ text: 'PRE-APPROVED', since: '2026-01-01' }, { paths: 'virtual' });
+      const rows = await memgit.queryLog(ctx, filter);
+      expect(rows.map((row) => [memgit.commitRecord(row.entry).toolUseId, row.pickaxe])).toEqual([['toolu_p1', 'introduced']]);
+      expect((await memgit.listSessions(ctx)).map((s) => [s.schema, s.id, s.calls])).toEqual([['memgit.session/1', 'sess_pkg', 1]]);
+      expect(() => memgit.parseLogFilter({ since: '2026-02-30' }, { paths: 'virtual' })).toThrow(memgit.InvalidFilterError);
+    } finally {
+      await dispose(store);
+    }
   });
 });

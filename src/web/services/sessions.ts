@@ -1,5 +1,5 @@
 import { isNewId } from '../../contract/ids';
-import { listSessions as listSessionRecords, sessionChanges, sessionCommits } from '../../history/sessions';
+import { listSessions as listSessionRecords, sessionChanges, sessionCommits, sessionTimeline } from '../../history/sessions';
 import type { HistoryEntry } from '../../history/entry';
 import type { TimelineRecord } from '../../store/timeline';
 import type { CallRecord, SessionRecord } from '../../history/records';
@@ -91,7 +91,7 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
   if (entries.length === 0) return logOnlySessionPage(ctx, id, from);
   if (!Number.isSafeInteger(from) || from < 1 || from > entries.length) throw new BadRequest(`from must be a step between 1 and ${entries.length}`);
   const slice = entries.slice(from - 1, from - 1 + CALLS_PER_PAGE);
-  const records = await ctx.store.timeline.forSession(id);
+  const records = await sessionTimeline(ctx, id);
   const timeline = placeEvents(entries, records, from - 1, slice.length);
   // A page is bounded by the bytes of its diffs as well as by its number of calls: the combined diff and
   // the calls each get half of the page's budget, and the page ends after the call that spent it.
@@ -129,7 +129,7 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
 }
 
 /** What a session page shows from the call log and the timeline, whether or not the session committed. */
-function fromTheLogs(allCalls: Awaited<ReturnType<typeof listCalls>>, records: Awaited<ReturnType<AuditContext['store']['timeline']['forSession']>>) {
+function fromTheLogs(allCalls: Awaited<ReturnType<typeof listCalls>>, records: TimelineRecord[]) {
   return {
     reads: allCalls.filter((c) => c.kind === 'read').length,
     failed: allCalls.filter((c) => c.kind === 'failed').length,
@@ -149,7 +149,7 @@ async function logOnlySessionPage(ctx: AuditContext, id: string, from: number): 
   const allCalls = isNewId(id) ? await listCalls(ctx.store, { session: id }) : [];
   if (allCalls.length === 0) throw new NotFound(`no session ${JSON.stringify(id)} in this store`);
   if (from !== 1) throw new BadRequest('a session without commits has one page: from must be 1');
-  const records = await ctx.store.timeline.forSession(id);
+  const records = await sessionTimeline(ctx, id);
   const timeline = placeEvents([], records, 0, 0);
   return {
     id,
