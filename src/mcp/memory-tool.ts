@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientInfo } from '../store/commit-message';
-import { LockTimeoutError, StoreClosedError } from '../store/errors';
+import { LockTimeoutError, ReadOnlyStoreError, StoreClosedError } from '../store/errors';
 import { newMcpCallId } from './ids';
 import { StoreAccess, StoreUnavailableError } from './store-access';
 
@@ -113,6 +113,8 @@ function storeFailure(error: unknown, id: string, log: (message: string) => void
     text = 'Error: the memory store is busy (another writer held it too long). Nothing was written; try again.';
   } else if (error instanceof StoreClosedError) {
     text = 'Error: the memory store is shutting down. Nothing was written.';
+  } else if (error instanceof ReadOnlyStoreError) {
+    text = 'Error: the memory store is a read-only clone for auditing; it takes no writes. Nothing was written.';
   } else {
     log(`MCP call ${id} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     text = 'Error: memgit failed while executing this call (the details are in the server log). It may or may not have been applied: view the memory before trying again.';
