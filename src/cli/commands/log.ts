@@ -183,11 +183,7 @@ export function toOneline(entry: HistoryEntry): string {
 }
 
 async function printCalls(store: MemoryStore, options: { session?: string; path?: string; maxCount?: number; json?: boolean }): Promise<void> {
-  let calls = (await listCalls(store, { session: options.session })).reverse();
-  if (options.path !== undefined) {
-    const prefix = options.path.replace(/\/+$/, '');
-    calls = calls.filter((c) => c.paths.some((p) => p === prefix || p.startsWith(`${prefix}/`)));
-  }
+  let calls = (await listCalls(store, { session: options.session, path: options.path })).reverse();
   if (options.maxCount) calls = calls.slice(0, options.maxCount);
   const out = calls.map((call) => (options.json ? JSON.stringify(call) : callLine(call)));
   if (out.length) process.stdout.write(out.join('\n') + '\n');
