@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientInfo } from '../store/commit-message';
-import { LockTimeoutError, StoreClosedError } from '../store/errors';
+import { LockTimeoutError, SessionKeyError, StoreClosedError } from '../store/errors';
 import type { MemoryStore } from '../store/memory-store';
 import { newMcpCallId } from './ids';
 
@@ -69,6 +69,13 @@ export const MEMORY_TOOL: Tool = {
 export interface MemoryCallContext {
   session: string;
   client?: ClientInfo;
+  /** The server key this connection was opened with (memgit server): recorded as `Memory-Key`. */
+  key?: string;
+  /**
+   * Asked before each call (memgit server: is the store within its size bound?): a text refuses the call
+   * with that error text, and nothing is written.
+   */
+  refuse?: (args: unknown) => Promise<string | null>;
   /** Where failures the model must not see in detail (host paths, stack traces) are reported. */
   log: (message: string) => void;
 }
@@ -85,10 +92,12 @@ export async function callMemoryTool(store: MemoryStore, args: unknown, context:
   const id = newMcpCallId();
   let report;
   try {
+    const refused = context.refuse ? await context.refuse(args) : null;
+    if (refused !== null) return { content: [{ type: 'text', text: refused }], isError: true, _meta: { [META_CALL_ID]: id } };
     // Answered once settled (the working tree written too), as over HTTP: an MCP client cannot wait for it.
     report = await store.executeWithReport(
       { type: 'tool_use', id, name: 'memory', input: args },
-      { session: context.session, client: context.client },
+      { session: context.session, client: context.client, ...(context.key !== undefined ? { key: context.key } : {}) },
       { settle: true },
     );
   } catch (error) {
@@ -106,6 +115,8 @@ function storeFailure(error: unknown, id: string, log: (message: string) => void
   let text: string;
   if (error instanceof LockTimeoutError) {
     text = 'Error: the memory store is busy (another writer held it too long). Nothing was written; try again.';
+  } else if (error instanceof SessionKeyError) {
+    text = 'Error: this session was begun with another key; only that key may add to it. Nothing was written.';
   } else if (error instanceof StoreClosedError) {
     text = 'Error: the memory store is shutting down. Nothing was written.';
   } else {

@@ -30,6 +30,10 @@ export interface MemoryMcpServerOptions {
   resources?: boolean;
   /** Where internal failures are reported (default: stderr). Never stdout: on stdio that is the protocol. */
   log?: (message: string) => void;
+  /** The server key the connection came with (memgit server): every commit records it as `Memory-Key`. */
+  key?: string;
+  /** Asked before each tool call; a text refuses the call with it (see MemoryCallContext.refuse). */
+  refuse?: (args: unknown) => Promise<string | null>;
 }
 
 const INSTRUCTIONS =
@@ -55,6 +59,8 @@ export function createMemoryMcpServer(options: MemoryMcpServerOptions): McpServe
       session,
       client: { kind: 'mcp', name: clientInfo?.name, version: clientInfo?.version },
       log,
+      key: options.key,
+      refuse: options.refuse,
     });
   });
 

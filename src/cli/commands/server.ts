@@ -18,6 +18,8 @@ interface ServerCliOptions {
   maxQueue: number;
   rateLimit: number;
   bodyLimit: string;
+  maxStoresPerKey: number;
+  maxStoreBytes: number;
 }
 
 export function registerServer(program: Command): void {
@@ -47,6 +49,8 @@ export function registerServer(program: Command): void {
     .option('--max-queue <n>', 'calls in flight per store before answering 503', positiveInteger, 64)
     .option('--rate-limit <n>', 'requests per key per minute (0 = unlimited)', nonNegativeInteger, 1200)
     .option('--body-limit <size>', 'largest request body (e.g. 512kb, 8mb)', parseSize, '8mb')
+    .option('--max-stores-per-key <n>', 'stores one key may create (0 = unlimited)', nonNegativeInteger, 1000)
+    .option('--max-store-bytes <size>', 'a store this large on disk takes no more writes (e.g. 512mb, 1gb; 0 = unlimited)', parseByteCount, 1024 * 1024 * 1024)
     .action(async (options: ServerCliOptions) => {
       await runServer(options);
     });
@@ -63,7 +67,7 @@ async function runServer(options: ServerCliOptions): Promise<void> {
   if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH) fail(`MEMGIT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`);
   const token = fromEnv ?? newOperatorToken();
   const ui = storeUi(token, [options.host, ...options.allowedHost]);
-  const mcp = mcpMount();
+  const mcp = mcpMount(options.bodyLimit);
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -74,9 +78,17 @@ async function runServer(options: ServerCliOptions): Promise<void> {
       mount: mcp.mount,
       bodyLimit: options.bodyLimit,
       rateLimitPerMinute: options.rateLimit,
-      stores: { maxOpen: options.maxOpenStores, idleMs: options.idleSeconds * 1000, maxQueue: options.maxQueue },
+      guardProcess: true,
+      stores: {
+        maxOpen: options.maxOpenStores,
+        idleMs: options.idleSeconds * 1000,
+        maxQueue: options.maxQueue,
+        maxStoresPerKey: options.maxStoresPerKey,
+        maxStoreBytes: options.maxStoreBytes,
+      },
     });
   } catch (error) {
+    if ((error as Error).name === 'UnsafeRootError') fail(`refusing to serve ${root}: ${(error as Error).message}`);
     fail(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`);
   }
   process.stderr.write(`memgit: server for the stores in ${root} at ${server.url}/ (SIGTERM or Ctrl-C to stop)\n`);
@@ -97,47 +109,96 @@ async function runServer(options: ServerCliOptions): Promise<void> {
 }
 
 /**
- * MCP's Streamable HTTP transport per store, at /stores/{store}/mcp behind the server's keys (write scope;
- * a key that may create stores creates one on its first call). The store stays in use in the registry
- * (neither evicted nor closed) for as long as each request, event streams included, is open.
+ * MCP's Streamable HTTP transport per store, at /stores/{store}/mcp behind the server's keys (write scope).
+ * The store stays in use in the registry (neither evicted nor closed) for as long as each request, event
+ * streams included, is open. A store that does not exist yet is created only for a well-formed
+ * `initialize` of a key that may create stores (counted against the key's rate limit and its bound of
+ * stores): any other request to it is answered 404 and writes nothing. Every commit of a session records
+ * the key it was opened with (`Memory-Key`), and a write to a store past `--max-store-bytes` is refused.
  */
-function mcpMount(): { mount: NonNullable<ServerAppOptions['mount']>; close: () => Promise<void> } {
+function mcpMount(bodyLimit: string): { mount: NonNullable<ServerAppOptions['mount']>; close: () => Promise<void> } {
+  const express = require('express') as typeof import('express');
   const { createMcpHttpHandler } = require('../../mcp/http') as typeof import('../../mcp/http');
-  type McpRequest = Request & { memgitMcpStore?: MemoryStore };
+  const { StoreFullError } = require('../../stores/registry') as typeof import('../../stores/registry');
+  type McpRequest = Request & { memgitMcpStore?: MemoryStore; memgitMcpRoom?: (args: unknown) => Promise<string | null> };
   const handler = createMcpHttpHandler<McpRequest>({
     resolveStore: async (req) => req.memgitMcpStore ?? null,
+    sessionOptions: (req) => ({ key: req.memgitKey?.id, refuse: req.memgitMcpRoom }),
     log: (message) => process.stderr.write(`memgit: mcp: ${message}\n`),
   });
+  const json = express.json({ limit: bodyLimit, strict: true, type: () => true });
+  /** Parse the body here (only for a store that does not exist yet): the transport takes req.body as it is. */
+  const readBody = (req: McpRequest, res: Response) =>
+    new Promise<void>((resolve, reject) => json(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
   return {
-    mount: (app, { authorizer, registry }) => {
+    mount: (app, { authorizer, registry, withinLimit }) => {
       app.all('/stores/:store/mcp', (req: McpRequest, res: Response, next: NextFunction) => {
         const id = String(req.params.store);
-        authorizer
-          .authorize(req, id, 'write')
-          .then((key) =>
-            registry.use(id, { create: key.create }, (store) =>
-              new Promise<void>((resolve) => {
-                req.memgitMcpStore = store;
-                res.once('close', () => resolve());
-                handler(req, res, next);
-              }),
-            ),
-          )
-          .catch(next);
+        const serve = async () => {
+          const key = await authorizer.authorize(req, id, 'write');
+          let create = false;
+          if (key.create && !(await registry.exists(id))) {
+            if (req.method !== 'POST' || req.headers['mcp-session-id'] !== undefined || !req.is('application/json')) return next(notFound(id));
+            await readBody(req, res);
+            if (!isInitialize(req.body)) return next(notFound(id));
+            if (!(await withinLimit(req, res))) return;
+            create = true;
+          }
+          await registry.use(id, { create, key: key.id }, (store) =>
+            new Promise<void>((resolve) => {
+              req.memgitMcpStore = store;
+              req.memgitMcpRoom = async (args) => {
+                if (isView(args)) return null;
+                try {
+                  await registry.assertRoom(id, store);
+                  return null;
+                } catch (error) {
+                  if (!(error instanceof StoreFullError)) throw error;
+                  return `Error: this memory store is full (${error.bytes} bytes on disk; the server allows ${error.limit}). Nothing was written; view still works.`;
+                }
+              };
+              res.once('close', () => resolve());
+              handler(req, res, next);
+            }),
+          );
+        };
+        serve().catch(next);
       });
     },
     close: () => handler.close(),
   };
 }
 
+/** A single JSON-RPC `initialize` request (the only request that may bring a new store into being). */
+function isInitialize(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const message = body as Record<string, unknown>;
+  return message.jsonrpc === '2.0' && message.method === 'initialize' && (typeof message.id === 'string' || typeof message.id === 'number');
+}
+
+function isView(args: unknown): boolean {
+  return typeof args === 'object' && args !== null && (args as { command?: unknown }).command === 'view';
+}
+
+function notFound(id: string): Error {
+  const { StoreNotFoundError } = require('../../stores/registry') as typeof import('../../stores/registry');
+  return new StoreNotFoundError(id);
+}
+
 /** The web audit UI, composed per store (the server edge itself never imports the web edge). */
-function storeUi(token: string, allowedHosts: string[]): StoreUi {
+export function storeUi(token: string, allowedHosts: string[]): StoreUi {
   const express = require('express') as typeof import('express');
   const { createApp, createViews, findViewsDir } = require('../../web/app') as typeof import('../../web/app');
   const { rollbackRoutes } = require('../../web/routes/rollback') as typeof import('../../web/routes/rollback');
   const { hostCheck, securityHeaders } = require('../../web/security') as typeof import('../../web/security');
-  // One rollback module for every store: one operator login (cookie) is valid across the stores.
-  const rollback = rollbackRoutes({ token });
+  // One rollback module for every store: one operator login (cookie) is valid across the stores. Failed
+  // logins count per key (every request here carries one): one key cannot lock out another key or the
+  // operator, and the server's own rollback requests (for operator keys) are never locked out.
+  const rollback = rollbackRoutes({
+    token,
+    failureKey: (req) => (req.memgitServerOperator ? null : req.memgitKey ? `key:${req.memgitKey.id}` : `address:${req.socket.remoteAddress ?? 'unknown'}`),
+    keyOf: (req) => req.memgitKey?.id,
+  });
   const viewsDir = findViewsDir();
   const views = createViews(viewsDir);
   const rootApp = express();
@@ -149,8 +210,9 @@ function storeUi(token: string, allowedHosts: string[]): StoreUi {
     forStore: (store) => createApp({ store, allowedHosts, routes: [rollback] }) as unknown as RequestHandler,
     root: (stores) => async (req, res, next) => {
       if (req.path !== '/') return rootApp(req, res, next);
-      const list = await stores();
-      rootApp(req, res, () => res.type('html').send(views.render('pages/stores.njk', { stores: list })));
+      // Rendered before the headers middleware runs, so that a failure reaches the server's error handler.
+      const html = views.render('pages/stores.njk', { stores: await stores() });
+      rootApp(req, res, (error?: unknown) => (error ? next(error) : res.type('html').send(html)));
     },
   };
 }
@@ -164,6 +226,16 @@ function parsePort(value: string): number {
 function parseSize(value: string): string {
   if (!/^[1-9]\d*(b|kb|mb)?$/i.test(value.trim())) throw new InvalidArgumentError('expected a size such as 512kb or 8mb');
   return value.trim().toLowerCase();
+}
+
+/** A size in bytes: 512kb, 8mb, 1gb, a plain number of bytes, or 0 (no bound). */
+function parseByteCount(value: string): number {
+  const match = /^(\d+)(b|kb|mb|gb)?$/i.exec(value.trim());
+  if (!match) throw new InvalidArgumentError('expected a size such as 512mb or 1gb (0: no bound)');
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b'];
+  const bytes = Number(match[1]) * unit;
+  if (!Number.isSafeInteger(bytes)) throw new InvalidArgumentError('too large');
+  return bytes;
 }
 
 function nonNegativeInteger(value: string): number {
