@@ -8,6 +8,7 @@ import { newIdProblem } from '../contract/ids';
 import { RefKind, resolveRef } from './resolve-ref';
 import type { CommandOutcome, ContractOptions, TreeEdit } from '../contract/types';
 import { ClientInfo, clientTrailers, CommitMeta, formatCommitMessage, KEY_ID_PATTERN } from './commit-message';
+import type { CacheBudget } from './cache-budget';
 import { DIR_MODE, DurableFs, removeStaleTempFiles, syncDir } from './durable-fs';
 import { inspectStoreDir, NotFinishedError, tightenPermissions, writeMarker } from './store-guard';
 import { classifyFault, describeError, faultText, isApiMisuse } from './fault';
@@ -76,6 +77,11 @@ export interface StoreOptions {
    */
   flags?: boolean;
   flagPersonalData?: boolean;
+  /**
+   * A memory budget shared with other stores (memgit server): the store's decoded blobs, trees and pack
+   * objects count against it too, beside their own bounds (see cache-budget.ts).
+   */
+  cacheBudget?: CacheBudget;
 }
 
 /** One commit of `writeCommits`: the new tree of `memories/` (null: empty) and the message. */
@@ -188,7 +194,7 @@ export class MemoryStore {
     this.dir = dir;
     this.gitdir = path.join(dir, '.git');
     this.durableFs = new DurableFs({ fsync: options.fsync ?? true });
-    this.objects = new ObjectStore(this.durableFs, this.gitdir);
+    this.objects = new ObjectStore(this.durableFs, this.gitdir, options.cacheBudget);
     this.history = new HistoryIndex(this.objects, this.gitdir);
     this.timeline = new Timeline(this.gitdir, { fsync: options.fsync ?? true });
     this.callLog = new CallLog(this.gitdir, options.callLogMaxEntries ?? DEFAULT_CALL_LOG_MAX_ENTRIES);
@@ -367,6 +373,7 @@ export class MemoryStore {
     await Promise.all([this.replicator?.close(this.replicationFlushMs), waitAtMost(this.flags.idle(), 2000)]);
     this.flags.stop(); // a long scan of old history is left for the next process
     await this.callLog.close();
+    this.objects.dropCaches(); // a shared cache budget gets this store's share back
   }
 
   private async startFlagging(options: StoreOptions): Promise<void> {

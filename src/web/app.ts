@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import express, { Express } from 'express';
 import * as nunjucks from 'nunjucks';
+import type { CacheBudget } from '../store/cache-budget';
 import type { MemoryStore } from '../store/memory-store';
 import type { OperatorAuth } from './auth';
 import { registerFilters } from './filters';
@@ -33,6 +34,13 @@ export interface AppOptions {
    * browser used (X-Forwarded-Proto) is what the same-origin check of state-changing requests compares.
    */
   trustProxy?: boolean | string;
+  /** A memory budget the UI's caches share with other stores' (memgit server; see store/cache-budget.ts). */
+  cacheBudget?: CacheBudget;
+  /**
+   * The template environment (createViews), to share one between the UIs of many stores (memgit server):
+   * compiled templates are then held once, not once per open store. The route modules must be the same.
+   */
+  views?: nunjucks.Environment;
 }
 
 /** The directory holding layout.njk, pages/, partials/ and static/ (from src/web or dist/src/web). */
@@ -64,7 +72,7 @@ export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
 /** The audit UI as an express app over an open store. Read-only: every route is a GET. */
 export function createApp(options: AppOptions): Express {
   const viewsDir = findViewsDir();
-  const deps: WebDeps = { ctx: createAuditContext(options.store), views: createViews(viewsDir) };
+  const deps: WebDeps = { ctx: createAuditContext(options.store, options.cacheBudget), views: options.views ?? createViews(viewsDir) };
   const log = options.log ?? ((message: string) => process.stderr.write(`memgit serve: ${message}\n`));
   const app = express();
   app.disable('x-powered-by');

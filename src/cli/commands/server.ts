@@ -20,6 +20,7 @@ interface ServerCliOptions {
   bodyLimit: string;
   maxStoresPerKey: number;
   maxStoreBytes: number;
+  cacheSize: number;
 }
 
 export function registerServer(program: Command): void {
@@ -51,6 +52,7 @@ export function registerServer(program: Command): void {
     .option('--body-limit <size>', 'largest request body (e.g. 512kb, 8mb)', parseSize, '8mb')
     .option('--max-stores-per-key <n>', 'stores one key may create (0 = unlimited)', nonNegativeInteger, 1000)
     .option('--max-store-bytes <size>', 'a store this large on disk takes no more writes (e.g. 512mb, 1gb; 0 = unlimited)', parseByteCount, 1024 * 1024 * 1024)
+    .option('--cache-size <size>', 'memory all open stores and their UI may use for caches, together (e.g. 128mb, 1gb)', parsePositiveByteCount, 256 * 1024 * 1024)
     .action(async (options: ServerCliOptions) => {
       await runServer(options);
     });
@@ -66,7 +68,11 @@ async function runServer(options: ServerCliOptions): Promise<void> {
   const fromEnv = process.env.MEMGIT_TOKEN;
   if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH) fail(`MEMGIT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`);
   const token = fromEnv ?? newOperatorToken();
-  const ui = storeUi(token, [options.host, ...options.allowedHost]);
+  const { CacheBudget } = require('../../store/cache-budget') as typeof import('../../store/cache-budget');
+  // One budget for the caches of every open store and of its audit UI: memory does not grow with the
+  // number of stores one key opens (docs/reliability.md has the whole bound).
+  const cacheBudget = new CacheBudget(options.cacheSize);
+  const ui = storeUi(token, [options.host, ...options.allowedHost], cacheBudget);
   const mcp = mcpMount(options.bodyLimit);
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
@@ -85,6 +91,7 @@ async function runServer(options: ServerCliOptions): Promise<void> {
         maxQueue: options.maxQueue,
         maxStoresPerKey: options.maxStoresPerKey,
         maxStoreBytes: options.maxStoreBytes,
+        storeOptions: { cacheBudget },
       },
     });
   } catch (error) {
@@ -186,7 +193,7 @@ function notFound(id: string): Error {
 }
 
 /** The web audit UI, composed per store (the server edge itself never imports the web edge). */
-export function storeUi(token: string, allowedHosts: string[]): StoreUi {
+export function storeUi(token: string, allowedHosts: string[], cacheBudget?: import('../../store/cache-budget').CacheBudget): StoreUi {
   const express = require('express') as typeof import('express');
   const { createApp, createViews, findViewsDir } = require('../../web/app') as typeof import('../../web/app');
   const { rollbackRoutes } = require('../../web/routes/rollback') as typeof import('../../web/routes/rollback');
@@ -201,13 +208,15 @@ export function storeUi(token: string, allowedHosts: string[]): StoreUi {
   });
   const viewsDir = findViewsDir();
   const views = createViews(viewsDir);
+  const storeViews = createViews(viewsDir);
   const rootApp = express();
   rootApp.disable('x-powered-by');
   rootApp.use(hostCheck(allowedHosts), securityHeaders());
   rootApp.use('/static', express.static(path.join(viewsDir, 'static'), { maxAge: '1h', index: false }));
   return {
     operatorToken: token,
-    forStore: (store) => createApp({ store, allowedHosts, routes: [rollback] }) as unknown as RequestHandler,
+    // One template environment for every store's UI (the same routes everywhere): compiled once, not per store.
+    forStore: (store) => createApp({ store, allowedHosts, routes: [rollback], cacheBudget, views: storeViews }) as unknown as RequestHandler,
     root: (stores) => async (req, res, next) => {
       if (req.path !== '/') return rootApp(req, res, next);
       // Rendered before the headers middleware runs, so that a failure reaches the server's error handler.
@@ -235,6 +244,12 @@ function parseByteCount(value: string): number {
   const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b'];
   const bytes = Number(match[1]) * unit;
   if (!Number.isSafeInteger(bytes)) throw new InvalidArgumentError('too large');
+  return bytes;
+}
+
+function parsePositiveByteCount(value: string): number {
+  const bytes = parseByteCount(value);
+  if (bytes === 0) throw new InvalidArgumentError('expected a size above 0, such as 256mb');
   return bytes;
 }
 
