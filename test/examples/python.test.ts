@@ -88,8 +88,9 @@ it('a Python agent writes into a store through the server', async () => {
   } finally {
     await reference.close();
   }
+  // Every commit names the server key the calls came with (Memory-Key).
   expectRepository(gitReport(path.join(root, 'py-acme')), [
-    { id: 'toolu_py02', command: 'create', path: '/memories/acme.md', session },
-    { id: 'toolu_py04', command: 'insert', path: '/memories/acme.md', session },
+    { id: 'toolu_py02', command: 'create', path: '/memories/acme.md', session, key: key.id },
+    { id: 'toolu_py04', command: 'insert', path: '/memories/acme.md', session, key: key.id },
   ]);
 }, 120_000);
