@@ -23,7 +23,7 @@ beforeAll(async () => {
   // Not a skip: without the environment this test fails and says how to make it.
   if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: run scripts/python-venv.sh (CI runs it in .ci/run)`);
   await ensureBuilt();
-  fs.mkdirSync(root);
+  fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
   server = await spawnServer(root);
 }, 240_000);
 

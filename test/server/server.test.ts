@@ -22,7 +22,7 @@ let operator: { key: string; id: string };
 
 beforeAll(async () => {
   await ensureBuilt();
-  fs.mkdirSync(root);
+  fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
   acme = makeKey(root, 'acme-*', 'write');
   beta = makeKey(root, 'beta-*', 'write');
   reader = makeKey(root, 'acme-*', 'read');
