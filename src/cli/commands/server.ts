@@ -219,7 +219,7 @@ export function storeUi(token: string, allowedHosts: string[], cacheBudget?: imp
     forStore: (store) => createApp({ store, allowedHosts, routes: [rollback], cacheBudget, views: storeViews }) as unknown as RequestHandler,
     root: (stores) => async (req, res, next) => {
       if (req.path !== '/') return rootApp(req, res, next);
-      // Rendered before the headers middleware runs, so that a failure reaches the server's error handler.
+      // Rendered first (awaited in this handler), so that a failure reaches the server's error handler.
       const html = views.render('pages/stores.njk', { stores: await stores() });
       rootApp(req, res, (error?: unknown) => (error ? next(error) : res.type('html').send(html)));
     },
