@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientInfo } from '../store/commit-message';
-import { LockTimeoutError, SessionKeyError, StoreClosedError } from '../store/errors';
+import { LockTimeoutError, ReadOnlyStoreError, SessionKeyError, StoreClosedError } from '../store/errors';
 import type { ExecutionReport, MemoryStore } from '../store/memory-store';
 import { newMcpCallId } from './ids';
 import { StoreAccess, StoreUnavailableError } from './store-access';
@@ -137,6 +137,8 @@ function storeFailure(error: unknown, id: string, log: (message: string) => void
     text = 'Error: this session was begun with another key; only that key may add to it. Nothing was written.';
   } else if (error instanceof StoreClosedError) {
     text = 'Error: the memory store is shutting down. Nothing was written.';
+  } else if (error instanceof ReadOnlyStoreError) {
+    text = 'Error: the memory store is a read-only clone for auditing; it takes no writes. Nothing was written.';
   } else {
     log(`MCP call ${id} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     text = 'Error: memgit failed while executing this call (the details are in the server log). It may or may not have been applied: view the memory before trying again.';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
-import { InvalidToolUseError, LockTimeoutError, NotAStoreError, SessionKeyError, StoreClosedError } from '../store/errors';
+import { InvalidToolUseError, LockTimeoutError, NotAStoreError, ReadOnlyStoreError, SessionKeyError, StoreClosedError } from '../store/errors';
 import { asMemoryToolUse, MemoryStore } from '../store/memory-store';
 import { listRemotes, replicationStatus } from '../store/replication';
 import { StoreQuotaError } from '../stores/creators';
@@ -417,6 +417,7 @@ function toHttpError(error: unknown): HttpError | null {
   if (error instanceof RegistryClosedError || error instanceof StoreClosedError) return new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' });
   if (error instanceof LockTimeoutError) return new HttpError(503, 'overloaded_error', 'the store is busy (another process holds its write lock)', { 'Retry-After': '5' });
   if (error instanceof NotAStoreError) return new HttpError(409, 'conflict_error', 'the folder of this store holds something that is not a memgit store; nothing was changed');
+  if (error instanceof ReadOnlyStoreError) return new HttpError(409, 'conflict_error', `${error.message.replace(/^memgit: /, '')}; nothing was changed`);
   if (error instanceof InvalidToolUseError) return new HttpError(400, 'invalid_request_error', error.message.replace(/^memgit: /, ''));
   if (error instanceof URIError) return new HttpError(400, 'invalid_request_error', 'malformed percent-encoding in the URL');
   const body = error as { type?: string; status?: number; expose?: boolean; message?: string };

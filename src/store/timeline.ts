@@ -103,7 +103,7 @@ export class Timeline {
     const line = `${JSON.stringify(record)}\n`;
     await fs.promises.mkdir(path.dirname(this.file), { recursive: true });
     const created = !fs.existsSync(this.file);
-    const handle = await fs.promises.open(this.file, 'a+');
+    const handle = await fs.promises.open(this.file, 'a+', 0o600); // owner-only, as every file of a store
     try {
       const { size } = await handle.stat();
       // A crash mid-append leaves a line without its newline: close it off so the new line stays whole.

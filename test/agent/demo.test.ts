@@ -75,6 +75,16 @@ test('the replay matches the recording and writes a clean store: three sessions,
   expect([...commands].sort()).toEqual(['create', 'delete', 'insert', 'rename', 'str_replace']);
   expect(built.toolResults.some((r) => r.content.startsWith("Here's the content of"))).toBe(true); // view
   expect(new Set(calls().map((c) => c.session))).toEqual(new Set(built.sessions));
+
+  // Owner-only like every store, its timeline (the compaction summary is conversation text) and marker too.
+  const open: string[] = [];
+  const walk = (full: string): void => {
+    const stat = fs.lstatSync(full);
+    if ((stat.mode & 0o077) !== 0) open.push(`${path.relative(store, full)} ${(stat.mode & 0o777).toString(8)}`);
+    if (stat.isDirectory()) for (const name of fs.readdirSync(full)) walk(path.join(full, name));
+  };
+  walk(path.join(store, '.git', 'memgit'));
+  expect(open).toEqual([]);
 });
 
 test('the injected "fact" is one call among good writes, and reverting just that call keeps the later ones', () => {

@@ -123,7 +123,9 @@ async function stopChain(chain: Chain | null, check: boolean): Promise<void> {
   const codes: Array<[string, number | null, string]> = [];
   for (const proc of chain.background) {
     proc.child.kill('SIGTERM');
-    const code = await Promise.race([proc.exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([proc.exited, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 15_000)))]);
+    clearTimeout(timer); // a pending 15 s timer would keep jest from exiting after the last example
     killGroup(proc.child.pid, 'SIGKILL'); // anything it started goes with it
     codes.push([proc.name, code === 'timeout' ? -1 : code, proc.output()]);
   }

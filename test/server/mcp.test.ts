@@ -2,12 +2,14 @@
  * MCP on `memgit server`: /stores/{store}/mcp behind the server's keys, spoken to by the MCP SDK's own
  * Streamable HTTP client against the spawned server; commits checked with the git CLI.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { gitReport, makeTempDir, removeDir } from '../store/git-helpers';
+import { MemoryStore } from '../../src/store/memory-store';
+import { gitReport, makeTempDir, QUIET, removeDir, toolUse } from '../store/git-helpers';
 import { ensureBuilt } from '../support/dist';
 import { expectNoUnexpected, makeKey, spawnServer, SpawnedServer } from './spawn-server';
 
@@ -76,4 +78,26 @@ test('no key, a wrong key, a read key or another store\'s key gets nothing and w
   await expect(connect('acme-mcp2', reader.key)).rejects.toThrow(/permission_error/);
   await expect(connect('acme-mcp2', beta.key)).rejects.toThrow(/not_found_error/);
   expect(fs.existsSync(path.join(root, 'acme-mcp2'))).toBe(false);
+});
+
+test('a write to a read-only clone under the root says it was not applied (was "may or may not have been applied"); reads work', async () => {
+  const dir = path.join(root, 'acme-mcp-ro');
+  const store = await MemoryStore.open(dir, QUIET);
+  await store.execute(toolUse('toolu_mro1', { command: 'create', path: '/memories/a.md', file_text: 'a\n' }), { session: 'sess_mro' });
+  await store.close();
+  // What `memgit clone` sets in the clone's config.
+  expect(spawnSync('git', ['-C', dir, 'config', 'memgit.readonly', 'true']).status).toBe(0);
+  const client = await connect('acme-mcp-ro', acme.key);
+  try {
+    const refused = (await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/b.md', file_text: 'b\n' } })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toBe('Error: the memory store is a read-only clone for auditing; it takes no writes. Nothing was written.');
+    const read = (await client.callTool({ name: 'memory', arguments: { command: 'view', path: '/memories/a.md' } })) as CallToolResult;
+    expect(read.isError).toBeFalsy();
+    expect(text(read)).toContain('     1\ta');
+  } finally {
+    await client.close();
+  }
+  expect(gitReport(dir).commits).toHaveLength(2);
+  expect(server.stdout() + server.stderr()).not.toMatch(/ReadOnlyStoreError/);
 });

@@ -4,6 +4,7 @@
  * get clear JSON errors without stacks, and SIGTERM loses nothing acknowledged. Commits are checked with
  * the git CLI.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
@@ -265,6 +266,28 @@ describe('a folder of the root that is not a store', () => {
     expect(answer.status).toBe(409);
     expect(JSON.parse(answer.text).error.type).toBe('conflict_error');
     expect(fs.readdirSync(junk)).toEqual(['notes.txt']);
+  });
+});
+
+describe('a read-only clone under the root', () => {
+  it('refuses a write with 409 and the read-only message (was 500, "may or may not have been applied"); reads work', async () => {
+    const dir = path.join(root, 'acme-ro');
+    const store = await MemoryStore.open(dir, QUIET);
+    await store.execute(toolUse('toolu_ro1', { command: 'create', path: '/memories/a.md', file_text: 'a\n' }), { session: 'sess_ro' });
+    await store.close();
+    // What `memgit clone` sets in the clone's config.
+    expect(spawnSync('git', ['-C', dir, 'config', 'memgit.readonly', 'true']).status).toBe(0);
+    const head = gitReport(dir).commits.length;
+    const refused = await call('acme-ro', acme.key, 'toolu_ro2', { command: 'create', path: '/memories/b.md', file_text: 'b\n' });
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.text)).toEqual({
+      error: { type: 'conflict_error', message: expect.stringMatching(/^this store is a read-only clone for auditing; it takes no writes .*; nothing was changed$/) },
+    });
+    const read = await call('acme-ro', acme.key, 'toolu_ro3', { command: 'view', path: '/memories/a.md' });
+    expect(read.status).toBe(200);
+    expect(parsed(read.text).tool_result.content).toContain('     1\ta');
+    expect(gitReport(dir).commits.length).toBe(head);
+    expect(server.stdout()).not.toMatch(/ReadOnlyStoreError/);
   });
 });
 

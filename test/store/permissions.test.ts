@@ -29,6 +29,9 @@ async function useStore(dir: string): Promise<void> {
   await store.execute(toolUse('toolu_2', { command: 'rename', old_path: '/memories/deep/a.md', new_path: '/memories/other/b.md' }), SESSION);
   await store.gc({ full: true });
   await store.execute(toolUse('toolu_3', { command: 'create', path: '/memories/c.md', file_text: 'c\n' }), SESSION);
+  // The side files of chat and redaction too: a compaction summary holds conversation text.
+  await store.redact({ text: 'c', reason: 'test', operator: 'sam', dryRun: false });
+  await store.recordEvent(SESSION.session, { kind: 'compaction', summary: 'what the conversation said so far' });
   await store.close();
 }
 
@@ -42,7 +45,7 @@ test.each([0o000, 0o022])('a store created under umask %o is owner-only', async 
   }
   expect(openEntries(dir)).toEqual([]);
   // Sanity: the walk sees the store's innards (hooks dir, objects, pack, history, working tree).
-  for (const rel of ['.git/config', '.git/HEAD', '.git/objects/pack', '.git/memgit/history-v2.jsonl', '.git/index', 'memories/c.md']) {
+  for (const rel of ['.git/config', '.git/HEAD', '.git/objects/pack', '.git/memgit/history-v2.jsonl', '.git/memgit/timeline-v1.jsonl', '.git/memgit/redaction-key', '.git/index', 'memories/c.md']) {
     expect(fs.existsSync(path.join(dir, rel))).toBe(true);
   }
 });

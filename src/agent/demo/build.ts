@@ -89,7 +89,7 @@ async function build(target: string, options: DemoBuildOptions, started: number)
   let store: MemoryStore | undefined;
   try {
     store = await MemoryStore.open(target, { clock: () => now });
-    await fs.promises.writeFile(path.join(store.gitdir, DEMO_MARKER), 'built by `memgit demo`; rebuilt on every run\n');
+    await fs.promises.writeFile(path.join(store.gitdir, DEMO_MARKER), 'built by `memgit demo`; rebuilt on every run\n', { mode: 0o600 });
     const client = new Anthropic({ apiKey: 'demo-needs-no-key', baseURL: server.url, maxRetries: 0 });
     const base = store.history.all().length;
     for (const session of DEMO_SESSIONS) {
