@@ -8,7 +8,7 @@
  *   MEMGIT_BENCH_SERVER_STORES / _CLIENTS / _SECONDS (100 / 8 / 60; SECONDS=0 skips the server section)
  *   MEMGIT_BENCH_REPLICATION_SECONDS (30; 0 skips), MEMGIT_BENCH_REPLICATION_COMMITS (10,000: clone and open)
  *   MEMGIT_BENCH_REDACTION_COMMITS (10,000; 0 skips the redaction section)
- *   MEMGIT_BENCH_ABUSE_SECONDS (20; 0 skips the abuse run of bench/abuse.ts: one key attacks, another is timed)
+ *   MEMGIT_BENCH_ABUSE_SECONDS (40: its first phase; 0 skips the abuse run of bench/abuse.ts: one tenant attacks, another key is timed)
  * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store, and the heaviest
  * pages of the hostile stores of issue 19 (bench/hostile-pages.ts): worst time and size.
  *
