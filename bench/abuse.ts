@@ -554,11 +554,22 @@ export async function abuseRun(o: AbuseOptions = DEFAULT_ABUSE, log: (line: stri
     if (o.collusionSeconds > 0 && on('collusion') && server.alive()) {
       log(`abuse: phase 2, ${o.collusionSeconds} s — ${o.colludingKeys} keys hold unfinished ${o.unfinishedBytes / MIB} MiB bodies together`);
       const held: Record<string, number> = {};
+      // The server lets go of phase 1's bodies as their connections close: give it a moment.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
       current = freshPhase();
+      const until = Date.now() + o.collusionSeconds * 1000;
       const perKey = Math.ceil(o.keyBodyBudgetBytes / o.unfinishedBytes) + 1;
-      const holds = colluders.flatMap((key) =>
-        Array.from({ length: perKey }, (_, i) => rawBody(key, i % 2 ? `/stores/atk-hold/mcp` : `/api/v1/stores/atk-hold/tool-calls`, o.unfinishedBytes, o.unfinishedBytes - 1, null).then((outcome) => tally(held, outcome))),
-      );
+      // Each slot tries again, a quarter second later, when the server had no room (503) or the
+      // connection was reset: together the keys keep --body-budget full, as colluding attackers would.
+      const hold = async (key: string, target: string) => {
+        for (;;) {
+          const outcome = await rawBody(key, target, o.unfinishedBytes, o.unfinishedBytes - 1, null);
+          tally(held, outcome);
+          if (!(outcome.includes('503') || outcome.startsWith('reset')) || Date.now() >= until) return;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      };
+      const holds = colluders.flatMap((key) => Array.from({ length: perKey }, (_, i) => hold(key, i % 2 ? `/stores/atk-hold/mcp` : `/api/v1/stores/atk-hold/tool-calls`)));
       await new Promise((resolve) => setTimeout(resolve, o.collusionSeconds * 1000));
       const during = finish(current);
       endAll();
@@ -665,7 +676,7 @@ export function renderAbuseSection(r: AbuseResult, note = ''): string {
     const c = r.collusion;
     const statuses = (p: VictimPhase) => Object.entries(p.statuses).map(([k, b]) => `${k}: ${counts(b)}`).join('; ');
     out.push(
-      `**Phase 2, ${o.collusionSeconds} s: ${o.colludingKeys} colluding keys** each hold as many unfinished ${mib(o.unfinishedBytes)} bodies as their share allows (and one more), filling \`--body-budget\` together: ` +
+      `**Phase 2, ${o.collusionSeconds} s: ${o.colludingKeys} colluding keys** each hold as many unfinished ${mib(o.unfinishedBytes)} bodies as their share allows (and one more; a body the server had no room for is sent again a quarter second later), filling \`--body-budget\` together: ` +
         `${counts(c.attacker)}. The victim meanwhile: ${statuses(c.during)} (${c.during.errors} of ${c.during.calls} calls refused; p99 of those answered ${ms(c.during.p99)}). ` +
         `In the 3 s after the bodies went: ${statuses(c.after)}.`,
       '',
