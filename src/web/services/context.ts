@@ -1,3 +1,4 @@
+import type { BudgetSlot, CacheBudget } from '../../store/cache-budget';
 import { blobText } from '../../store/commit-diff';
 import type { HistoryEntry } from '../../store/history-index';
 import type { MemoryStore } from '../../store/memory-store';
@@ -73,30 +74,36 @@ export function roughBytes(value: unknown, depth = 0): number {
   return bytes;
 }
 
-export function createAuditContext(store: MemoryStore): AuditContext {
+/**
+ * The caches of one store's audit UI. With `budget` (memgit server: one budget for every open store and
+ * its UI), their entries also count against that shared budget, on top of the bounds above.
+ */
+export function createAuditContext(store: MemoryStore, budget?: CacheBudget): AuditContext {
   const b = CACHE_BUDGETS;
   return {
     store,
-    texts: new LruCache(20_000, stringBytes, b.texts.total, b.texts.entry),
-    lineStats: new LruCache(50_000, () => 96, b.lineStats.total, b.lineStats.entry),
-    blames: new LruCache(2000, blameStateBytes, b.blames.total, b.blames.entry),
-    sizes: new LruCache(100_000, () => 80, b.sizes.total, b.sizes.entry),
-    diffs: new LruCache(1000, (v) => roughBytes(v), b.diffs.total, b.diffs.entry),
+    texts: new LruCache(20_000, stringBytes, b.texts.total, b.texts.entry, budget),
+    lineStats: new LruCache(50_000, () => 96, b.lineStats.total, b.lineStats.entry, budget),
+    blames: new LruCache(2000, blameStateBytes, b.blames.total, b.blames.entry, budget),
+    sizes: new LruCache(100_000, () => 80, b.sizes.total, b.sizes.entry, budget),
+    diffs: new LruCache(1000, (v) => roughBytes(v), b.diffs.total, b.diffs.entry, budget),
   };
 }
 
 /**
  * A Map that forgets its least recently used entries beyond `limit` entries or, when `weigh` is given,
- * beyond `maxWeight` in total; an entry heavier than `maxEntryWeight` is never stored.
+ * beyond `maxWeight` in total; an entry heavier than `maxEntryWeight` is never stored. With a shared
+ * `budget`, entries are also dropped when the budget needs room (whichever cache used it least recently).
  */
 export class LruCache<K, V> {
-  private readonly map = new Map<K, { value: V; weight: number }>();
+  private readonly map = new Map<K, { value: V; weight: number; slot: BudgetSlot | null }>();
   private total = 0;
   constructor(
     private readonly limit: number,
     private readonly weigh?: (value: V) => number,
     private readonly maxWeight = Infinity,
     private readonly maxEntryWeight = maxWeight,
+    private readonly budget?: CacheBudget,
   ) {}
 
   get(key: K): V | undefined {
@@ -104,6 +111,7 @@ export class LruCache<K, V> {
     if (slot !== undefined) {
       this.map.delete(key);
       this.map.set(key, slot);
+      if (slot.slot) this.budget!.touch(slot.slot);
     }
     return slot?.value;
   }
@@ -112,7 +120,14 @@ export class LruCache<K, V> {
     this.delete(key);
     const weight = this.weigh?.(value) ?? 0;
     if (weight > this.maxEntryWeight || weight > this.maxWeight) return;
-    this.map.set(key, { value, weight });
+    const entry = { value, weight, slot: null as BudgetSlot | null };
+    if (this.budget) {
+      const slot: BudgetSlot = { evict: () => this.map.get(key) === entry && this.delete(key) };
+      // Counted as the budget sees it (at least a small header per entry): a cache of tiny entries is no free ride.
+      if (!this.budget.charge(slot, Math.max(weight, 64))) return;
+      entry.slot = slot;
+    }
+    this.map.set(key, entry);
     this.total += weight;
     while (this.map.size > this.limit || this.total > this.maxWeight) this.delete(this.map.keys().next().value as K);
   }
@@ -131,6 +146,7 @@ export class LruCache<K, V> {
     if (old === undefined) return;
     this.map.delete(key);
     this.total -= old.weight;
+    if (old.slot) this.budget!.release(old.slot);
   }
 }
 
