@@ -8,6 +8,7 @@
  *   MEMGIT_BENCH_SERVER_STORES / _CLIENTS / _SECONDS (100 / 8 / 60; SECONDS=0 skips the server section)
  *   MEMGIT_BENCH_REPLICATION_SECONDS (30; 0 skips), MEMGIT_BENCH_REPLICATION_COMMITS (10,000: clone and open)
  *   MEMGIT_BENCH_REDACTION_COMMITS (10,000; 0 skips the redaction section)
+ *   MEMGIT_BENCH_ABUSE_SECONDS (40: its first phase; 0 skips the abuse run of bench/abuse.ts: one tenant attacks, another key is timed)
  * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store, and the heaviest
  * pages of the hostile stores of issue 19 (bench/hostile-pages.ts): worst time and size.
  *
@@ -36,6 +37,7 @@ import { treePage } from '../src/web/services/tree';
 import { ensureStore, factOf, filePath, HOT_FILE, sessionOf, TOPICS } from './generate';
 import { cell, mb, ms, now, summarise, Summary, table, timed } from './stats';
 import { benchServer, killUnderLoad, renderServerSection } from './server';
+import { abuseRun, DEFAULT_ABUSE, renderAbuseSection } from './abuse';
 import { benchReplication, renderReplication } from './replication';
 import { benchRedaction, renderRedaction } from './redaction';
 import { benchCallLog, renderCallLog } from './call-log';
@@ -599,6 +601,9 @@ async function main(): Promise<void> {
   log('hostile pages: the heaviest pages of the hostile stores, over HTTP');
   const hostileSection = renderHostilePages(await hostilePages({ cacheDir: CACHE, reps: opts.quick ? 2 : 5, log }));
   const serverSection = serverOpts.seconds > 0 ? renderServerSection(await benchServer(serverOpts, log), await killUnderLoad(serverOpts, log)) : '';
+  // Abuse (bench/abuse.ts): one key's unfinished bodies, floods and heavy reads while another key is timed.
+  const abuseSeconds = Number(process.env.MEMGIT_BENCH_ABUSE_SECONDS ?? (opts.quick ? 5 : DEFAULT_ABUSE.seconds));
+  const abuseSection = abuseSeconds > 0 ? renderAbuseSection(await abuseRun({ ...DEFAULT_ABUSE, seconds: abuseSeconds }, log)) : '';
   // Replication (bench/replication.ts): push lag under a steady 20 calls/s, clone and open a big store.
   const replicationSeconds = Number(process.env.MEMGIT_BENCH_REPLICATION_SECONDS ?? (opts.quick ? 5 : 30));
   const replicationSection =
@@ -618,7 +623,7 @@ async function main(): Promise<void> {
   const redactionSection = redactionCommits > 0 ? renderRedaction(await benchRedaction({ commits: redactionCommits, cacheDir: CACHE, log })) : '';
   const report =
     render(opts, writes, flat, reads, disk, (now() - started) / 1000) +
-    [callLogSection, hostileSection, serverSection, replicationSection, redactionSection].filter(Boolean).map((section) => `\n${section}`).join('');
+    [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection].filter(Boolean).map((section) => `\n${section}`).join('');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);

@@ -1,3 +1,4 @@
+import type { BudgetSlot, CacheBudget } from '../store/cache-budget';
 import type { BlameState } from '../store/history-index/blame-step';
 
 /**
@@ -48,16 +49,18 @@ export function roughBytes(value: unknown, depth = 0): number {
 
 /**
  * A Map that forgets its least recently used entries beyond `limit` entries or, when `weigh` is given,
- * beyond `maxWeight` in total; an entry heavier than `maxEntryWeight` is never stored.
+ * beyond `maxWeight` in total; an entry heavier than `maxEntryWeight` is never stored. With a shared
+ * `budget`, entries are also dropped when the budget needs room (whichever cache used it least recently).
  */
 export class LruCache<K, V> {
-  private readonly map = new Map<K, { value: V; weight: number }>();
+  private readonly map = new Map<K, { value: V; weight: number; slot: BudgetSlot | null }>();
   private total = 0;
   constructor(
     private readonly limit: number,
     private readonly weigh?: (value: V) => number,
     private readonly maxWeight = Infinity,
     private readonly maxEntryWeight = maxWeight,
+    private readonly budget?: CacheBudget,
   ) {}
 
   get(key: K): V | undefined {
@@ -65,6 +68,7 @@ export class LruCache<K, V> {
     if (slot !== undefined) {
       this.map.delete(key);
       this.map.set(key, slot);
+      if (slot.slot) this.budget!.touch(slot.slot);
     }
     return slot?.value;
   }
@@ -73,7 +77,14 @@ export class LruCache<K, V> {
     this.delete(key);
     const weight = this.weigh?.(value) ?? 0;
     if (weight > this.maxEntryWeight || weight > this.maxWeight) return;
-    this.map.set(key, { value, weight });
+    const entry = { value, weight, slot: null as BudgetSlot | null };
+    if (this.budget) {
+      const slot: BudgetSlot = { evict: () => this.map.get(key) === entry && this.delete(key) };
+      // Counted as the budget sees it (at least a small header per entry): a cache of tiny entries is no free ride.
+      if (!this.budget.charge(slot, Math.max(weight, 64))) return;
+      entry.slot = slot;
+    }
+    this.map.set(key, entry);
     this.total += weight;
     while (this.map.size > this.limit || this.total > this.maxWeight) this.delete(this.map.keys().next().value as K);
   }
@@ -92,5 +103,6 @@ export class LruCache<K, V> {
     if (old === undefined) return;
     this.map.delete(key);
     this.total -= old.weight;
+    if (old.slot) this.budget!.release(old.slot);
   }
 }

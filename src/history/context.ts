@@ -1,3 +1,4 @@
+import type { CacheBudget } from '../store/cache-budget';
 import type { MemoryStore } from '../store/memory-store';
 import { blobText } from '../store/commit-diff';
 import type { BlameState } from '../store/history-index/blame-step';
@@ -22,16 +23,21 @@ export interface HistoryContext {
 
 const contexts = new WeakMap<MemoryStore, HistoryContext>();
 
-/** The read model's context of an open store (made on first use, and dropped with the store). */
-export function historyContext(store: MemoryStore): HistoryContext {
+/**
+ * The read model's context of an open store (made on first use, and dropped with the store). Its caches
+ * also count against the store's shared cache budget (`cacheBudget`, memgit server) or, for a store
+ * without one, against `budget` when the first caller gives one.
+ */
+export function historyContext(store: MemoryStore, budget?: CacheBudget): HistoryContext {
   let ctx = contexts.get(store);
   if (!ctx) {
     const b = HISTORY_CACHE_BUDGETS;
+    const shared = store.cacheBudget ?? budget;
     ctx = {
       store,
-      texts: new LruCache(20_000, stringBytes, b.texts.total, b.texts.entry),
-      blames: new LruCache(2000, blameStateBytes, b.blames.total, b.blames.entry),
-      sizes: new LruCache(100_000, () => 80, b.sizes.total, b.sizes.entry),
+      texts: new LruCache(20_000, stringBytes, b.texts.total, b.texts.entry, shared),
+      blames: new LruCache(2000, blameStateBytes, b.blames.total, b.blames.entry, shared),
+      sizes: new LruCache(100_000, () => 80, b.sizes.total, b.sizes.entry, shared),
       memo: new Map(),
     };
     contexts.set(store, ctx);

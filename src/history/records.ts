@@ -41,6 +41,8 @@ export interface CommitRecord {
   /** Commits an operator commit undid, newest first. */
   reverts: string[];
   reason: string | null;
+  /** The id of the server key the commit was made with (`Memory-Key`; null for local writes). */
+  key: string | null;
 }
 
 /** A file's change in a commit, with its unified diff when asked for (`memgit show --json`). */
@@ -107,6 +109,7 @@ export function commitRecord(entry: HistoryEntry): CommitRecord {
     actor: entry.actor ?? null,
     reverts: entry.reverts ?? [],
     reason: entry.reason ?? null,
+    key: entry.key ?? null,
   };
 }
 
@@ -169,6 +172,8 @@ export interface CallRecord {
   error: string | null;
   commit: string | null;
   readAt: string | null;
+  /** The id of the server key the call came with (null for local calls). */
+  key: string | null;
 }
 
 export function callRecord(entry: CallEntry): CallRecord {
@@ -184,5 +189,6 @@ export function callRecord(entry: CallEntry): CallRecord {
     error: entry.error,
     commit: entry.commit,
     readAt: entry.readAt,
+    key: entry.key ?? null,
   };
 }

@@ -68,6 +68,12 @@ export interface McpHttpHandlerOptions<Req extends McpHttpRequest = McpHttpReque
   ownerCheckMs?: number;
   /** Offer the memory files as memory:// resources (default true). */
   resources?: boolean;
+  /**
+   * For the request that opens a session: the server key it came with (recorded on every commit of the
+   * session as `Memory-Key`) and a check asked before each tool call, with the store held for the call
+   * (see createMemoryMcpServer).
+   */
+  sessionOptions?: (req: Req) => { key?: string; refuse?: (args: unknown, store: MemoryStore) => Promise<string | null> };
   /** Where internal failures are reported (default: stderr). */
   log?: (message: string) => void;
 }
@@ -194,7 +200,7 @@ export function createMcpHttpHandler<Req extends McpHttpRequest = McpHttpRequest
 
   const openSession = async (target: McpTarget, req: Req, res: ServerResponse, body: unknown): Promise<void> => {
     const id = newMcpSessionId();
-    const mcp = createMemoryMcpServer({ store: target.use, session: id, resources: options.resources, log });
+    const mcp = createMemoryMcpServer({ store: target.use, session: id, resources: options.resources, log, ...options.sessionOptions?.(req) });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       maxRequestBodySize: maxRequestBytes,
@@ -253,12 +259,18 @@ export function createMcpHttpHandler<Req extends McpHttpRequest = McpHttpRequest
   };
 
   const handler = ((req: Req, res: ServerResponse, next?: (error?: unknown) => void) => {
-    handle(req, res).catch((error: unknown) => {
-      log(`MCP request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      if (!res.headersSent) sendError(res, 500, 'Internal error', -32603);
-      else if (next) next(error);
-      else res.end();
-    });
+    handle(req, res)
+      .catch((error: unknown) => {
+        log(`MCP request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        if (!res.headersSent) sendError(res, 500, 'Internal error', -32603);
+        else if (next) next(error);
+        else res.end();
+      })
+      .catch((error: unknown) => {
+        // Answering the failure failed too (the connection went away): nothing is left to tell the client.
+        log(`MCP request failed, and so did its error answer: ${error instanceof Error ? error.message : String(error)}`);
+        res.destroy();
+      });
   }) as McpHttpHandler<Req>;
   Object.defineProperty(handler, 'sessionCount', { get: () => sessions.size });
   handler.close = async () => {

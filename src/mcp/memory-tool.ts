@@ -5,7 +5,8 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientInfo } from '../store/commit-message';
-import { LockTimeoutError, ReadOnlyStoreError, StoreClosedError } from '../store/errors';
+import { LockTimeoutError, ReadOnlyStoreError, SessionKeyError, StoreClosedError } from '../store/errors';
+import type { ExecutionReport, MemoryStore } from '../store/memory-store';
 import { newMcpCallId } from './ids';
 import { StoreAccess, StoreUnavailableError } from './store-access';
 
@@ -69,6 +70,13 @@ export const MEMORY_TOOL: Tool = {
 export interface MemoryCallContext {
   session: string;
   client?: ClientInfo;
+  /** The server key this connection was opened with (memgit server): recorded as `Memory-Key`. */
+  key?: string;
+  /**
+   * Asked before each call, with the store held for it (memgit server: is the store within its size
+   * bound?): a text refuses the call with that error text, and nothing is written.
+   */
+  refuse?: (args: unknown, store: MemoryStore) => Promise<string | null>;
   /** Where failures the model must not see in detail (host paths, stack traces) are reported. */
   log: (message: string) => void;
 }
@@ -83,17 +91,31 @@ export const META_COMMIT = 'memgit/commit';
  */
 export async function callMemoryTool(use: StoreAccess, args: unknown, context: MemoryCallContext): Promise<CallToolResult> {
   const id = newMcpCallId();
-  let report;
+  let outcome: { refused: string } | { report: ExecutionReport };
   let started = false;
   try {
-    // Answered once settled (the working tree written too), as over HTTP: an MCP client cannot wait for it.
-    report = await use((store) => {
-      started = true;
-      return store.executeWithReport({ type: 'tool_use', id, name: 'memory', input: args }, { session: context.session, client: context.client }, { settle: true });
-    });
+    // An accepted tool call: the one task that may create the store (memgit server, a key that may).
+    outcome = await use(
+      async (store) => {
+        // Asked with the store held (memgit server: is it within its size bound?), before anything is written.
+        const refused = context.refuse ? await context.refuse(args, store) : null;
+        if (refused !== null) return { refused };
+        started = true;
+        // Answered once settled (the working tree written too), as over HTTP: an MCP client cannot wait for it.
+        const report = await store.executeWithReport(
+          { type: 'tool_use', id, name: 'memory', input: args },
+          { session: context.session, client: context.client, ...(context.key !== undefined ? { key: context.key } : {}) },
+          { settle: true },
+        );
+        return { report };
+      },
+      { toolCall: true },
+    );
   } catch (error) {
     return storeFailure(error, id, context.log, started);
   }
+  if ('refused' in outcome) return { content: [{ type: 'text', text: outcome.refused }], isError: true, _meta: { [META_CALL_ID]: id } };
+  const { report } = outcome;
   const meta: Record<string, string> = { [META_CALL_ID]: id };
   if (report.commit) meta[META_COMMIT] = report.commit;
   const result: CallToolResult = { content: [{ type: 'text', text: report.result.content }], _meta: meta };
@@ -111,6 +133,8 @@ function storeFailure(error: unknown, id: string, log: (message: string) => void
     text = 'Error: the memory store could not be opened for this call (the details are in the server log). Nothing was written; try again.';
   } else if (error instanceof LockTimeoutError) {
     text = 'Error: the memory store is busy (another writer held it too long). Nothing was written; try again.';
+  } else if (error instanceof SessionKeyError) {
+    text = 'Error: this session was begun with another key; only that key may add to it. Nothing was written.';
   } else if (error instanceof StoreClosedError) {
     text = 'Error: the memory store is shutting down. Nothing was written.';
   } else if (error instanceof ReadOnlyStoreError) {

@@ -32,6 +32,10 @@ export interface MemoryMcpServerOptions {
   resources?: boolean;
   /** Where internal failures are reported (default: stderr). Never stdout: on stdio that is the protocol. */
   log?: (message: string) => void;
+  /** The server key the connection came with (memgit server): every commit records it as `Memory-Key`. */
+  key?: string;
+  /** Asked before each tool call; a text refuses the call with it (see MemoryCallContext.refuse). */
+  refuse?: (args: unknown, store: MemoryStore) => Promise<string | null>;
 }
 
 const INSTRUCTIONS =
@@ -58,22 +62,31 @@ export function createMemoryMcpServer(options: MemoryMcpServerOptions): McpServe
       session,
       client: { kind: 'mcp', name: clientInfo?.name, version: clientInfo?.version },
       log,
+      key: options.key,
+      refuse: options.refuse,
     });
   });
 
   if (offerResources) {
-    server.setRequestHandler(ListResourcesRequestSchema, (request) => reading(() => use((store) => listMemoryResources(store, request.params?.cursor))));
+    // A store not created yet (its first tool call creates it) holds no files: an empty list, not an error.
+    server.setRequestHandler(ListResourcesRequestSchema, (request) =>
+      reading(() => use((store) => listMemoryResources(store, request.params?.cursor)), { resources: [] }),
+    );
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
     server.setRequestHandler(ReadResourceRequestSchema, (request) => reading(() => use((store) => readMemoryResource(store, request.params.uri))));
   }
   return mcp;
 }
 
-/** A resource read whose store cannot be had answers a JSON-RPC error that says why (no host path). */
-async function reading<T>(read: () => Promise<T>): Promise<T> {
+/**
+ * A resource read whose store cannot be had answers a JSON-RPC error that says why (no host path), or
+ * `whenAbsent` when the store does not exist (yet).
+ */
+async function reading<T>(read: () => Promise<T>, whenAbsent?: T): Promise<T> {
   try {
     return await read();
   } catch (error) {
+    if (error instanceof StoreUnavailableError && error.absent && whenAbsent !== undefined) return whenAbsent;
     if (error instanceof StoreUnavailableError) throw protocolError(INTERNAL_ERROR, error.message);
     throw error;
   }

@@ -1,19 +1,32 @@
 import type { MemoryStore } from '../store/memory-store';
 
+/** What a task on the store is, as far as reaching the store goes. */
+export interface StoreUse {
+  /**
+   * The task is an accepted memory tool call: the one thing that may bring a store that does not exist
+   * yet into being (when the connection's key may create stores). Reads of resources never do.
+   */
+  toolCall?: boolean;
+}
+
 /**
  * How an MCP connection reaches its store: a function that runs one task on it. Over stdio the store is
  * simply open; over HTTP the server opens it per call through its registry, so the call holds the store
  * (a queue slot, a place in the open-store LRU) only while it runs, and a session outlives the store
  * object being closed when idle and opened again.
  */
-export type StoreAccess = <T>(task: (store: MemoryStore) => Promise<T>) => Promise<T>;
+export type StoreAccess = <T>(task: (store: MemoryStore) => Promise<T>, use?: StoreUse) => Promise<T>;
 
 /**
- * The store could not be had for a call (busy, gone, shutting down); the task never ran. Its message is
- * shown to the client as is, so it must name no host path.
+ * The store could not be had for a call (busy, gone, not created, shutting down); the task never ran.
+ * Its message is shown to the client as is, so it must name no host path. `absent`: the store does not
+ * exist (yet), so it has nothing to list.
  */
 export class StoreUnavailableError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly absent = false,
+  ) {
     super(message);
     this.name = 'StoreUnavailableError';
   }

@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
-import { InvalidToolUseError, LockTimeoutError, NotAStoreError, ReadOnlyStoreError, StoreClosedError } from '../store/errors';
-import type { MemoryStore } from '../store/memory-store';
+import { InvalidToolUseError, LockTimeoutError, NotAStoreError, ReadOnlyStoreError, SessionKeyError, StoreClosedError } from '../store/errors';
+import { asMemoryToolUse, MemoryStore } from '../store/memory-store';
 import { listRemotes, replicationStatus } from '../store/replication';
+import { StoreQuotaError } from '../stores/creators';
 import { KeyInfo, keyMatchesStore, Scope } from '../stores/keys';
-import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry } from '../stores/registry';
+import { QueueFullError, RegistryClosedError, StoreFullError, StoreIdTakenError, StoreNotFoundError, StoreRegistry, StoreSummary } from '../stores/registry';
 import { InvalidStoreIdError } from '../stores/store-id';
 import { Authorizer } from './auth';
 import { BodyBudget, BodyBudgetOptions, DEFAULT_BODY_BUDGET, parseByteSize } from './body-budget';
@@ -23,6 +24,11 @@ import { HttpError, notFoundStore, sendError } from './errors';
  * The audit UI and JSON read model of one store, composed in by the caller (the CLI mounts the web UI):
  * a handler that serves the UI's paths (`/`, `/commits`, `/api/commits`, `/api/rollback/...`) for an
  * open store. The server strips `/stores/{id}` (or maps `/api/v1/stores/{id}/...` to `/api/...`) first.
+ *
+ * What the server tells the UI rides on the request object, which no client can set: `req.memgitKey` is
+ * the key it checked (the key itself, in the Authorization header, is consumed: the UI never sees it),
+ * and `req.memgitServerOperator` marks the server's own rollback requests (made for an operator key,
+ * with `operatorToken`): the UI may neither count nor lock those out as failed logins.
  */
 export interface StoreUi {
   /** The handler for one open store (called once per store while it stays open). */
@@ -33,7 +39,13 @@ export interface StoreUi {
   operatorToken: string;
 }
 
-export type StoreListing = Array<import('../stores/registry').StoreSummary>;
+/** A store the list could not describe (too busy, or not a store after all): shown, marked, never fatal. */
+export interface UnavailableStore {
+  id: string;
+  unavailable: string;
+}
+
+export type StoreListing = Array<StoreSummary | UnavailableStore>;
 
 export interface ServerAppOptions {
   registry: StoreRegistry;
@@ -65,6 +77,13 @@ export interface MountTools {
   jsonBody: RequestHandler;
 }
 
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by the server on its own rollback requests to the store UI (see StoreUi). */
+    memgitServerOperator?: boolean;
+  }
+}
+
 const TOOL_CALL_FIELDS = new Set(['tool_use', 'session']);
 
 export function createServerApp(options: ServerAppOptions): Express {
@@ -75,6 +94,7 @@ export function createServerApp(options: ServerAppOptions): Express {
   app.set('trust proxy', false);
 
   app.use(requestLog(logger));
+  app.use(answerHeaders);
   app.use((req, res, next) => {
     if (!options.draining?.()) return next();
     res.setHeader('Connection', 'close');
@@ -105,7 +125,7 @@ export function createServerApp(options: ServerAppOptions): Express {
   const withinLimit = (req: Request, res: Response) =>
     new Promise<boolean>((resolve, reject) => {
       res.once('finish', () => resolve(false));
-      void limiter(req, res, (error?: unknown) => (error ? reject(error) : resolve(true)));
+      limiter(req, res, (error?: unknown) => (error ? reject(error) : resolve(true)));
     });
   const authorized = (scope: Scope, basic = false): RequestHandler => async (req, _res, next) => {
     try {
@@ -124,12 +144,18 @@ export function createServerApp(options: ServerAppOptions): Express {
     const { tool_use: toolUse, session } = body as { tool_use?: unknown; session?: unknown };
     if (toolUse === undefined) throw new HttpError(400, 'invalid_request_error', 'tool_use is required: the Messages API tool_use block');
     if (typeof session !== 'string') throw new HttpError(400, 'invalid_request_error', 'session is required: a string such as "sess_20261202T140312_k3f9"');
+    // Checked before the store is touched: a request refused here must not create the store.
+    const { input } = asMemoryToolUse(toolUse);
+    const writes = !(typeof input === 'object' && input !== null && (input as { command?: unknown }).command === 'view');
     const key = req.memgitKey!;
+    const id = String(req.params.store);
     // Answered once the call has settled: a remote client cannot wait for the working tree otherwise, and
-    // whoever looks at the store's files after the answer (an operator, a test) finds them written.
-    const report = await registry.use(String(req.params.store), { create: key.create }, (store) =>
-      store.executeWithReport(toolUse, { session }, { settle: true }),
-    );
+    // whoever looks at the store's files after the answer (an operator, a test) finds them written. The
+    // key's id goes into the commit (Memory-Key) from the key checked here, never from the body.
+    const report = await registry.use(id, { create: key.create, key: key.id }, async (store) => {
+      if (writes) await registry.assertRoom(id, store);
+      return store.executeWithReport(toolUse, { session, key: key.id }, { settle: true });
+    });
     res.json({ tool_result: report.result, commit: report.commit ?? null });
   });
 
@@ -156,11 +182,13 @@ export function createServerApp(options: ServerAppOptions): Express {
       registry.use(id, { create: false }, (store) => runInner(handlerOf(store, id), req, res, innerPath, prefix));
 
     // Read API: GET /api/v1/stores/{id}[/commits|/sessions|/files/...] is the store UI's JSON twin.
+    // The router decoded the id once; the rest of the path goes on as it came (the UI decodes it itself).
     app.get(/^\/api\/v1\/stores\/([^/]+)(\/.*)?$/, async (req, res) => {
-      const id = decodeStoreParam(String(req.params[0]));
+      const id = String(req.params[0]);
       await authorizer.authorize(req, id, 'read');
       if (!(await withinLimit(req, res))) return;
-      const rest = String(req.params[1] ?? '');
+      const rest = rawRest(req, /^\/api\/v1\/stores\/[^/]+(\/.*)?$/);
+      consumeCredentials(req);
       await dispatch(req, res, id, `/api${rest === '/' ? '' : rest}`, null);
     });
 
@@ -171,23 +199,27 @@ export function createServerApp(options: ServerAppOptions): Express {
       // The commit names the key that asked for it; the UI's rollback API trusts the server's own token.
       body.operator = `key:${req.memgitKey!.id}`;
       req.headers.authorization = `Bearer ${ui.operatorToken}`;
+      req.memgitServerOperator = true;
       delete req.headers.cookie;
       await dispatch(req, res, String(req.params.store), `/api/rollback/${encodeURIComponent(String(req.params.kind))}`, null);
     });
 
     // The audit UI: the store list at /, each store's pages under /stores/{id}/ (Basic auth with a key).
-    const listFor = (key: KeyInfo) => async () => {
+    // A store that cannot be described (its queue is full, it is not a store after all) is listed as
+    // unavailable: one tenant's busy or broken store never takes the page, let alone the process, down.
+    const listFor = (key: KeyInfo) => async (): Promise<StoreListing> => {
       const ids = (await registry.list()).filter((id) => keyMatchesStore(key, id));
-      const summaries = [];
-      for (const id of ids) summaries.push(await registry.describe(id));
-      return summaries;
+      const rows: StoreListing = [];
+      for (const id of ids) rows.push(await registry.describe(id).catch((error: unknown) => unavailable(id, error, logger)));
+      return rows;
     };
     app.all(/^\/stores\/([^/]+)(\/.*)?$/, async (req, res) => {
-      const id = decodeStoreParam(String(req.params[0]));
+      const id = String(req.params[0]);
       await authorizer.authorize(req, id, 'read', { basic: true });
       if (!(await withinLimit(req, res))) return;
-      const rest = String(req.params[1] ?? '');
+      const rest = rawRest(req, /^\/stores\/[^/]+(\/.*)?$/);
       if (rest === '') return res.redirect(308, `/stores/${encodeURIComponent(id)}/`);
+      consumeCredentials(req);
       await dispatch(req, res, id, rest, `/stores/${encodeURIComponent(id)}`);
     });
     app.use(async (req, res, next) => {
@@ -195,7 +227,8 @@ export function createServerApp(options: ServerAppOptions): Express {
       if (req.path !== '/' && !req.path.startsWith('/static/')) return next();
       const key = await authorizer.authenticate(req, { basic: true });
       if (!(await withinLimit(req, res))) return;
-      ui.root(listFor(key))(req, res, next);
+      consumeCredentials(req);
+      await ui.root(listFor(key))(req, res, next);
     });
   }
 
@@ -204,13 +237,54 @@ export function createServerApp(options: ServerAppOptions): Express {
   return app;
 }
 
-/** Store ids in the URL are percent-decoded once; a decoding error is a bad id, not a crash. */
-function decodeStoreParam(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new HttpError(400, 'invalid_request_error', 'invalid store id: malformed percent-encoding');
-  }
+/**
+ * The part of the path after the store segment, still percent-encoded as it arrived: the store's UI
+ * decodes it once itself (the router's decoded copy would be decoded a second time there).
+ */
+function rawRest(req: Request, pattern: RegExp): string {
+  return pattern.exec(req.path)?.[1] ?? '';
+}
+
+/**
+ * The key in the Authorization header has been checked (req.memgitKey): the store UI must not take it
+ * for a guess at the operator token, nor see it at all.
+ */
+function consumeCredentials(req: Request): void {
+  delete req.headers.authorization;
+}
+
+/** The row of a store the list could not describe; unexpected failures are logged, never thrown. */
+function unavailable(id: string, error: unknown, logger: Logger): UnavailableStore {
+  if (error instanceof QueueFullError) return { id, unavailable: 'busy: too many calls in flight; reload in a moment' };
+  if (error instanceof StoreNotFoundError || error instanceof NotAStoreError || error instanceof InvalidStoreIdError) return { id, unavailable: 'not a store' };
+  if (error instanceof RegistryClosedError || error instanceof StoreClosedError) return { id, unavailable: 'the server is shutting down' };
+  logger.error({ err: error, store: id }, 'could not describe a store for the store list');
+  return { id, unavailable: 'could not be read (the server log has the details)' };
+}
+
+/**
+ * `X-Content-Type-Options: nosniff` on every answer, and `Cache-Control: no-store` on every answer to a
+ * request that carried credentials (tool calls and pages carry memory; browsers keep Basic-auth pages).
+ * Applied as the head is written, so that no inner handler (static files, the MCP transport) can undo it.
+ */
+function answerHeaders(req: Request, res: Response, next: NextFunction): void {
+  const credentials = req.headers.authorization !== undefined;
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: Response, ...args: unknown[]) {
+    this.setHeader('X-Content-Type-Options', 'nosniff');
+    const authenticated = credentials || req.memgitKey !== undefined;
+    if (authenticated) this.setHeader('Cache-Control', 'no-store');
+    // Headers handed to writeHead itself win over setHeader's: correct them there too.
+    const given = args.find((a, i) => i > 0 && typeof a === 'object' && a !== null && !Array.isArray(a)) as Record<string, unknown> | undefined;
+    if (given) {
+      for (const name of Object.keys(given)) {
+        const lower = name.toLowerCase();
+        if (lower === 'x-content-type-options' || (authenticated && lower === 'cache-control')) delete given[name];
+      }
+    }
+    return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+  } as Response['writeHead'];
+  next();
 }
 
 /**
@@ -269,18 +343,21 @@ function perKeyRateLimit(perMinute: number, points: (req: Request) => number = (
       res.setHeader('RateLimit', `"per-key";r=${Math.max(0, state.remainingPoints)};t=${reset}`);
       return reset;
     };
-    window.consume(key, count).then(
-      (state) => {
-        answer(state);
-        next();
-      },
-      (refused: unknown) => {
-        if (!(refused instanceof RateLimiterRes)) return next(refused);
-        res.setHeader('Retry-After', String(Math.max(1, answer(refused))));
-        const batch = count > 1 ? `; this request counts ${count}, one per message of its batch` : '';
-        sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key${batch}`));
-      },
-    );
+    window
+      .consume(key, count)
+      .then(
+        (state) => {
+          answer(state);
+          next();
+        },
+        (refused: unknown) => {
+          if (!(refused instanceof RateLimiterRes)) return next(refused);
+          res.setHeader('Retry-After', String(Math.max(1, answer(refused))));
+          const batch = count > 1 ? `; this request counts ${count}, one per message of its batch` : '';
+          sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key${batch}`));
+        },
+      )
+      .catch(next);
   };
 }
 
@@ -333,6 +410,10 @@ function toHttpError(error: unknown): HttpError | null {
   if (error instanceof StoreNotFoundError) return notFoundStore(error.storeId);
   if (error instanceof InvalidStoreIdError) return new HttpError(400, 'invalid_request_error', error.message);
   if (error instanceof QueueFullError) return new HttpError(503, 'overloaded_error', error.message, { 'Retry-After': String(error.retryAfterSeconds) });
+  if (error instanceof StoreQuotaError) return new HttpError(403, 'quota_exceeded_error', error.message);
+  if (error instanceof StoreFullError) return new HttpError(507, 'quota_exceeded_error', error.message);
+  if (error instanceof StoreIdTakenError) return new HttpError(409, 'conflict_error', error.message);
+  if (error instanceof SessionKeyError) return new HttpError(409, 'conflict_error', error.message.replace(/^memgit: /, ''));
   if (error instanceof RegistryClosedError || error instanceof StoreClosedError) return new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' });
   if (error instanceof LockTimeoutError) return new HttpError(503, 'overloaded_error', 'the store is busy (another process holds its write lock)', { 'Retry-After': '5' });
   if (error instanceof NotAStoreError) return new HttpError(409, 'conflict_error', 'the folder of this store holds something that is not a memgit store; nothing was changed');

@@ -17,7 +17,10 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** The key presented as `Authorization: Bearer <key>` (or, for browsers, as the password of Basic auth). */
+/**
+ * The key presented as `Authorization: Bearer <key>` (or, for browsers, as the password of Basic auth:
+ * only the password — user names end up in proxies' and browsers' logs, so a key typed there is not taken).
+ */
 export function presentedKey(req: Request, options: { basic?: boolean } = {}): string | null {
   const header = req.headers.authorization ?? '';
   const bearer = /^Bearer ([^\s]+)$/.exec(header);
@@ -26,8 +29,7 @@ export function presentedKey(req: Request, options: { basic?: boolean } = {}): s
   if (basic) {
     const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    const password = colon >= 0 ? decoded.slice(colon + 1) : decoded;
-    return password || (colon >= 0 ? decoded.slice(0, colon) : null);
+    return colon >= 0 && colon < decoded.length - 1 ? decoded.slice(colon + 1) : null;
   }
   return null;
 }
@@ -45,7 +47,10 @@ export class Authorizer {
   async authenticate(req: Request, options: { basic?: boolean } = {}): Promise<KeyInfo> {
     if (req.memgitKey) return req.memgitKey;
     const presented = presentedKey(req, options);
-    if (presented === null) throw new HttpError(401, 'authentication_error', 'send your key as Authorization: Bearer <key>', authenticateHeader(options));
+    if (presented === null) {
+      const how = options.basic ? 'send your key as Authorization: Bearer <key>, or as the password (not the user name) of Basic auth' : 'send your key as Authorization: Bearer <key>';
+      throw new HttpError(401, 'authentication_error', how, authenticateHeader(options));
+    }
     const key = await this.keys.authenticate(presented);
     if (!key) throw new HttpError(401, 'authentication_error', 'this key is not valid (unknown or revoked)', authenticateHeader(options));
     req.memgitKey = key;
@@ -71,7 +76,9 @@ export class Authorizer {
   /** Middleware for routers mounted under a `:store` parameter (e.g. MCP): authorizes, then continues. */
   middleware(scope: Scope, param = 'store') {
     return (req: Request, _res: Response, next: NextFunction): void => {
-      this.authorize(req, String(req.params[param] ?? ''), scope).then(() => next(), next);
+      this.authorize(req, String(req.params[param] ?? ''), scope)
+        .then(() => next())
+        .catch(next);
     };
   }
 }

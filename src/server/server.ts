@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pino, { Logger } from 'pino';
 import { KeyRing } from '../stores/keys';
 import { RegistryOptions, StoreRegistry } from '../stores/registry';
+import { checkRootSafety } from '../stores/root-safety';
 import { createServerApp, ServerAppOptions } from './app';
 import { Authorizer } from './auth';
 
@@ -17,7 +18,16 @@ export interface StartServerOptions extends Omit<ServerAppOptions, 'registry' | 
   stores?: Omit<RegistryOptions, 'root'>;
   /** Where the request log goes (default: pino, JSON lines on stdout). */
   logger?: Logger;
+  /**
+   * Keep serving through an unexpected rejection or exception anywhere in the process (a bug): log it
+   * loudly (`memgit: UNEXPECTED …` on stderr, and the log) instead of exiting and taking every tenant's
+   * calls with it. For the process that runs the server (the CLI sets it); off by default for libraries.
+   */
+  guardProcess?: boolean;
 }
+
+/** The start of the line the process guard writes to stderr (tests look for it). */
+export const UNEXPECTED_MARK = 'memgit: UNEXPECTED';
 
 export interface RunningMemgitServer {
   url: string;
@@ -36,6 +46,13 @@ export interface RunningMemgitServer {
 export async function startServer(options: StartServerOptions): Promise<RunningMemgitServer> {
   const logger = options.logger ?? pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
   const registry = new StoreRegistry({ ...options.stores, root: options.root });
+  try {
+    await checkRootSafety(registry.root);
+  } catch (error) {
+    await registry.close();
+    throw error;
+  }
+  const unguard = options.guardProcess ? guardProcess(logger) : () => undefined;
   const authorizer = new Authorizer(new KeyRing(registry.root));
   let draining = false;
   const app = createServerApp({ ...options, registry, authorizer, logger, draining: () => draining });
@@ -47,6 +64,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningM
       s.once('error', reject);
     });
   } catch (error) {
+    unguard();
     await registry.close();
     throw error;
   }
@@ -62,8 +80,33 @@ export async function startServer(options: StartServerOptions): Promise<RunningM
       await closed;
       clearInterval(sweep);
       await registry.close();
+      unguard();
     })();
     return closing;
   };
   return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, host, port, registry, logger, close };
+}
+
+/**
+ * Log an unhandled rejection or uncaught exception loudly and keep serving: one tenant's request that
+ * trips a bug must not end every other tenant's calls. Returns the function that removes the guard.
+ */
+function guardProcess(logger: Logger): () => void {
+  const report = (kind: string) => (error: unknown) => {
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    try {
+      logger.fatal({ err: error, kind }, 'unexpected error: the server keeps serving; this is a bug');
+    } catch {
+      // The log itself failed: stderr below still says it.
+    }
+    process.stderr.write(`${UNEXPECTED_MARK} ${kind} (the server keeps serving; this is a bug, please report it): ${text}\n`);
+  };
+  const onRejection = report('unhandled rejection');
+  const onException = report('uncaught exception');
+  process.on('unhandledRejection', onRejection);
+  process.on('uncaughtException', onException);
+  return () => {
+    process.off('unhandledRejection', onRejection);
+    process.off('uncaughtException', onException);
+  };
 }

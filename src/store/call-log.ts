@@ -36,6 +36,8 @@ export interface CallEntry {
   error: string | null;
   commit: string | null;
   readAt: string | null;
+  /** The server key the call came with (`Memory-Key`); absent for local calls and older lines. */
+  key?: string;
 }
 
 /** The logs with possibly buffered lines, flushed by one exit handler for the whole process. */
@@ -177,6 +179,7 @@ export function callEntry(
   session: unknown,
   report: { result: { content: string; is_error?: true }; commit?: string; readAt?: string },
   time: number = Date.now(),
+  key?: string,
 ): CallEntry {
   const input = isRecord(toolUse.input) ? toolUse.input : {};
   const paths = ['path', 'old_path', 'new_path'].map((key) => input[key]).filter((p): p is string => typeof p === 'string');
@@ -191,6 +194,7 @@ export function callEntry(
     error: failed ? cut(report.result.content, MAX_TEXT) : null,
     commit: failed ? null : (report.commit ?? null),
     readAt: report.readAt ?? null,
+    ...(key !== undefined ? { key } : {}),
   };
 }
 

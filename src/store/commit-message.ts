@@ -16,6 +16,7 @@ export const TRAILER = {
   clientName: 'Memory-Client-Name',
   clientVersion: 'Memory-Client-Version',
   redacted: 'Memory-Redacted',
+  key: 'Memory-Key',
 } as const;
 
 export interface CommitMeta {
@@ -34,6 +35,11 @@ export interface CommitMeta {
   clientVersion?: string;
   /** Redactions that rewrote this commit (`Memory-Redacted: r7`). */
   redacted?: string[];
+  /**
+   * The id of the server key the call or rollback came with (`memgit server`): set by the server from the
+   * key it checked, never from anything a client sends.
+   */
+  key?: string;
 }
 
 /** The program that sent a call, as the caller knows it (for MCP: `initialize`'s clientInfo). Hostile text. */
@@ -84,6 +90,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
   add(TRAILER.clientName, meta.clientName);
   add(TRAILER.clientVersion, meta.clientVersion);
   for (const id of meta.redacted ?? []) add(TRAILER.redacted, id);
+  add(TRAILER.key, meta.key);
   return trailers.length ? `${meta.title}\n\n${trailers.join('\n')}\n` : `${meta.title}\n`;
 }
 
@@ -106,10 +113,14 @@ export function parseCommitMessage(message: string): CommitMeta {
       case TRAILER.clientName: meta.clientName = value; break;
       case TRAILER.clientVersion: meta.clientVersion = value; break;
       case TRAILER.redacted: (meta.redacted ??= []).push(value); break;
+      case TRAILER.key: meta.key = value; break;
     }
   }
   return meta;
 }
+
+/** What a key id recorded as `Memory-Key` may look like (`memgit keys` makes 16 hex digits). */
+export const KEY_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 /** Make free text (an operator's reason) safe for a one-line trailer. */
 export function oneLine(text: string, maxLength = 200): string {

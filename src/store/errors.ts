@@ -70,6 +70,16 @@ export class ReadOnlyStoreError extends MemgitError {
   }
 }
 
+/**
+ * A call under a session that another key began (`memgit server`): a session belongs to the key of its
+ * first commit, and no other key may add calls to it. Nothing was done.
+ */
+export class SessionKeyError extends MemgitError {
+  constructor(readonly session: string) {
+    super(`memgit: session ${JSON.stringify(session.slice(0, 128))} was begun by another key (or by a local writer); only that key may add calls to it: start a new session id`);
+  }
+}
+
 /** A redaction that cannot run as asked: nothing or several things to match, a bad regex, an unknown call. */
 export class RedactionRefusedError extends MemgitError {}
 

@@ -1,4 +1,4 @@
-import { InvalidToolUseError, LockTimeoutError, StoreClosedError } from './errors';
+import { InvalidToolUseError, SessionKeyError, LockTimeoutError, StoreClosedError } from './errors';
 
 /**
  * What the model is told when the store itself fails (a full disk, an I/O error, ...): one short, fixed
@@ -46,7 +46,7 @@ export function faultText(kind: FaultKind): string {
 
 /** Errors that are the caller's mistake, not the store's: these are thrown, never turned into a result. */
 export function isApiMisuse(error: unknown): boolean {
-  return error instanceof StoreClosedError || error instanceof InvalidToolUseError;
+  return error instanceof StoreClosedError || error instanceof InvalidToolUseError || error instanceof SessionKeyError;
 }
 
 /** One line for the operator's log: the error's own message (with its paths) and its code. */

@@ -7,11 +7,12 @@ import { isValidId } from '../contract/paths';
 import { newIdProblem } from '../contract/ids';
 import { RefKind, resolveRef } from './resolve-ref';
 import type { CommandOutcome, ContractOptions, TreeEdit } from '../contract/types';
-import { ClientInfo, clientTrailers, CommitMeta, formatCommitMessage } from './commit-message';
+import { ClientInfo, clientTrailers, CommitMeta, formatCommitMessage, KEY_ID_PATTERN } from './commit-message';
+import type { CacheBudget } from './cache-budget';
 import { DIR_MODE, DurableFs, removeStaleTempFiles, syncDir } from './durable-fs';
 import { inspectStoreDir, NotFinishedError, tightenPermissions, writeMarker } from './store-guard';
 import { classifyFault, describeError, faultText, isApiMisuse } from './fault';
-import { AmbiguousRefError, CommitNotFoundError, InvalidToolUseError, NotAStoreError, ReadOnlyStoreError, StoreClosedError, StoreCorruptError } from './errors';
+import { AmbiguousRefError, CommitNotFoundError, InvalidToolUseError, NotAStoreError, ReadOnlyStoreError, SessionKeyError, StoreClosedError, StoreCorruptError } from './errors';
 import { GitTreeReader, MEMORY_ROOT, toRepoPath } from './git-reader';
 import { HistoryEntry, HistoryIndex, makeEntry } from './history-index';
 import { estimateLooseObjects, GcOptions, GcReport, repack } from './gc';
@@ -83,6 +84,11 @@ export interface StoreOptions {
    * program that opens the store sets it: no tool call, HTTP request or MCP message can.
    */
   clock?: () => number;
+  /**
+   * A memory budget shared with other stores (memgit server): the store's decoded blobs, trees and pack
+   * objects count against it too, beside their own bounds (see cache-budget.ts).
+   */
+  cacheBudget?: CacheBudget;
 }
 
 /** One commit of `writeCommits`: the new tree of `memories/` (null: empty) and the message. */
@@ -111,6 +117,12 @@ export interface ExecuteContext {
   session: string;
   /** The program that sent the call (recorded as Memory-Client trailers), e.g. an MCP client. */
   client?: ClientInfo;
+  /**
+   * The id of the server key the call came with (`memgit server` sets it from the key it checked): recorded
+   * as the `Memory-Key` trailer and in the call log. A session belongs to the key of its first commit: a
+   * call with another key (or with a key, into a session a local writer began) throws SessionKeyError.
+   */
+  key?: string;
 }
 
 export interface ExecuteOptions {
@@ -153,6 +165,8 @@ export class MemoryStore {
   readonly gitdir: string;
   readonly objects: ObjectStore;
   readonly history: HistoryIndex;
+  /** The memory budget this store's caches share with other stores (memgit server), if any; the read model's caches of the store draw on it too. */
+  readonly cacheBudget: CacheBudget | undefined;
   /** What happened to the agent's context beside its memory calls (compaction summaries, clears): see timeline.ts. */
   readonly timeline: Timeline;
   /** Every answered call, reads and failures included (call-log.ts). */
@@ -190,7 +204,8 @@ export class MemoryStore {
     this.dir = dir;
     this.gitdir = path.join(dir, '.git');
     this.durableFs = new DurableFs({ fsync: options.fsync ?? true });
-    this.objects = new ObjectStore(this.durableFs, this.gitdir);
+    this.objects = new ObjectStore(this.durableFs, this.gitdir, options.cacheBudget);
+    this.cacheBudget = options.cacheBudget;
     this.history = new HistoryIndex(this.objects, this.gitdir);
     this.timeline = new Timeline(this.gitdir, { fsync: options.fsync ?? true });
     this.callLog = new CallLog(this.gitdir, options.callLogMaxEntries ?? DEFAULT_CALL_LOG_MAX_ENTRIES);
@@ -263,7 +278,7 @@ export class MemoryStore {
     // On the record (call-log.ts): a write's line before it is acknowledged, reads and failures buffered.
     // A log that cannot be written must not turn an applied call into an exception.
     await Promise.resolve()
-      .then(() => this.callLog.record(callEntry(toolUse as { id: unknown; input: unknown }, context?.session, report, this.now())))
+      .then(() => this.callLog.record(callEntry(toolUse as { id: unknown; input: unknown }, context?.session, report, this.now(), context?.key)))
       .catch((error: Error) => this.log(`could not append to the call log (the call itself is unaffected): ${error.message}`));
     return report;
   }
@@ -283,6 +298,9 @@ export class MemoryStore {
     if (!isValidId(context?.session)) return fail(`Error: Invalid session id ${JSON.stringify(context?.session)}`);
     const sessionProblem = newIdProblem(context.session);
     if (sessionProblem) return fail(`Error: Invalid session id ${JSON.stringify(context.session)}: ${sessionProblem}`);
+    if (context.key !== undefined && !(typeof context.key === 'string' && KEY_ID_PATTERN.test(context.key))) {
+      throw new InvalidToolUseError(`memgit: invalid key id ${JSON.stringify(context.key)}`);
+    }
     const input = block.input;
     const command = isRecord(input) ? input.command : undefined;
     if (command !== 'view' && this.readOnly) throw new ReadOnlyStoreError();
@@ -290,6 +308,7 @@ export class MemoryStore {
       if (command === 'view') {
         const view = async (): Promise<ExecutionReport> => {
           const head = await this.refreshHead();
+          this.assertSessionKey(context);
           const outcome = await runCommand(input, await this.readerAt(head), this.contractOptions);
           return { result: toResult(id, outcome), outcome, readAt: head };
         };
@@ -369,6 +388,7 @@ export class MemoryStore {
     await Promise.all([this.replicator?.close(this.replicationFlushMs), waitAtMost(this.flags.idle(), 2000)]);
     this.flags.stop(); // a long scan of old history is left for the next process
     await this.callLog.close();
+    this.objects.dropCaches(); // a shared cache budget gets this store's share back
   }
 
   private async startFlagging(options: StoreOptions): Promise<void> {
@@ -642,8 +662,16 @@ export class MemoryStore {
     return this.objects.writeTree(rootEntries);
   }
 
+  /** A call with a key may add to its own sessions only (checked under the write lock for writes). */
+  private assertSessionKey(context: ExecuteContext): void {
+    if (context.key === undefined) return;
+    const first = this.history.firstOfSession(context.session);
+    if (first && first.key !== context.key) throw new SessionKeyError(context.session);
+  }
+
   private async mutate(id: string, context: ExecuteContext, input: unknown): Promise<ExecutionReport> {
     const head = await this.refreshHead();
+    this.assertSessionKey(context);
     const previous = this.history.byToolUseId(id);
     if (previous) return this.replay(id, previous, input);
     const headTree = await this.commitTree(head);
@@ -662,6 +690,7 @@ export class MemoryStore {
         newPath: outcome.newPath,
         session: context.session,
         ...clientTrailers(context.client),
+        ...(context.key !== undefined ? { key: context.key } : {}),
       };
       return (await this.commitChange(head, headTree, [{ tree: newTree, meta }]))[0];
     });
@@ -1017,7 +1046,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function asMemoryToolUse(value: unknown): { id: unknown; input: unknown } {
+/** The tool_use block's id and input, or InvalidToolUseError (exported for edges that check before a store is touched). */
+export function asMemoryToolUse(value: unknown): { id: unknown; input: unknown } {
   if (!isRecord(value)) throw new InvalidToolUseError('memgit: expected a tool_use block (an object)');
   if (value.type !== 'tool_use') throw new InvalidToolUseError(`memgit: expected type "tool_use", got ${JSON.stringify(value.type)}`);
   if (value.name !== 'memory') throw new InvalidToolUseError(`memgit: expected the memory tool (name "memory"), got ${JSON.stringify(value.name)}`);

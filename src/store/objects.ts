@@ -1,6 +1,7 @@
 import type * as nodeFs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
+import type { BudgetSlot, CacheBudget } from './cache-budget';
 import type { DurableFs } from './durable-fs';
 import { blobOid, commitContent, encodeLoose, LooseType, treeContent } from './loose-object';
 import { PackCacheTuner } from './pack-cache';
@@ -31,12 +32,22 @@ const RECENT_BLOB_LIMIT = 8192;
 const RECENT_BLOBS_BYTES = 32 * 1024 * 1024;
 const RECENT_BLOB_MAX_BYTES = 1024 * 1024;
 
+/** Estimated bytes of a cached tree: its entries' objects and strings (a budget needs a figure, not a census). */
+function treeBytes(entries: TreeEntry[]): number {
+  let bytes = 64;
+  for (const e of entries) bytes += 96 + 2 * (e.path.length + e.oid.length);
+  return bytes;
+}
+
 export class ObjectStore {
   /** isomorphic-git's own cache object: shared between calls so packfiles and the index are parsed once. */
   readonly gitCache: object = {};
-  private readonly packCache = new PackCacheTuner(this.gitCache);
+  private readonly packCache: PackCacheTuner;
   private readonly trees = new Map<string, TreeEntry[]>();
   private readonly recentBlobs = new Map<string, Uint8Array>();
+  /** With a shared budget: the slot of each cached tree and blob (see cache-budget.ts). */
+  private readonly treeSlots = new Map<string, BudgetSlot>();
+  private readonly blobSlots = new Map<string, BudgetSlot>();
 
   /**
    * The fs isomorphic-git reads objects through: DurableFs, except that the two metadata probes it makes
@@ -51,7 +62,9 @@ export class ObjectStore {
   constructor(
     readonly fs: DurableFs,
     readonly gitdir: string,
+    private readonly budget?: CacheBudget,
   ) {
+    this.packCache = new PackCacheTuner(this.gitCache, undefined, budget);
     const base = fs.gitFs.promises;
     const packDir = path.join(gitdir, 'objects', 'pack');
     const promises: typeof base = Object.create(base);
@@ -100,7 +113,11 @@ export class ObjectStore {
 
   async readTree(oid: string): Promise<TreeEntry[]> {
     const cached = this.trees.get(oid);
-    if (cached) return cached;
+    if (cached) {
+      const slot = this.treeSlots.get(oid);
+      if (slot) this.budget!.touch(slot);
+      return cached;
+    }
     await this.yieldSometimes();
     this.countRead();
     const { tree } = await this.read((args) => git.readTree({ ...args, oid }));
@@ -110,8 +127,27 @@ export class ObjectStore {
   }
 
   private cacheTree(oid: string, entries: TreeEntry[]): void {
-    if (this.trees.size >= TREE_CACHE_LIMIT) this.trees.clear();
+    if (this.trees.size >= TREE_CACHE_LIMIT) this.dropTrees();
+    if (this.budget) {
+      const old = this.treeSlots.get(oid);
+      if (old) this.budget.release(old);
+      const slot: BudgetSlot = {
+        evict: () => {
+          if (this.treeSlots.get(oid) !== slot) return;
+          this.treeSlots.delete(oid);
+          this.trees.delete(oid);
+        },
+      };
+      if (!this.budget.charge(slot, treeBytes(entries))) return;
+      this.treeSlots.set(oid, slot);
+    }
     this.trees.set(oid, entries);
+  }
+
+  private dropTrees(): void {
+    for (const slot of this.treeSlots.values()) this.budget!.release(slot);
+    this.treeSlots.clear();
+    this.trees.clear();
   }
 
   async readBlob(oid: string): Promise<Uint8Array> {
@@ -119,6 +155,8 @@ export class ObjectStore {
     if (recent) {
       this.recentBlobs.delete(oid); // most recently used goes last
       this.recentBlobs.set(oid, recent);
+      const slot = this.blobSlots.get(oid);
+      if (slot) this.budget!.touch(slot);
       return recent;
     }
     await this.yieldSometimes();
@@ -150,17 +188,29 @@ export class ObjectStore {
    */
   private remember(oid: string, bytes: Uint8Array): void {
     if (bytes.byteLength > RECENT_BLOB_MAX_BYTES) return;
+    this.forgetBlob(oid);
+    if (this.budget) {
+      const slot: BudgetSlot = { evict: () => this.blobSlots.get(oid) === slot && this.forgetBlob(oid) };
+      if (!this.budget.charge(slot, bytes.byteLength + 64)) return;
+      this.blobSlots.set(oid, slot);
+    }
+    this.recentBlobs.set(oid, bytes);
+    this.recentBlobBytes += bytes.byteLength;
+    while (this.recentBlobs.size > RECENT_BLOB_LIMIT || this.recentBlobBytes > RECENT_BLOBS_BYTES) {
+      this.forgetBlob(this.recentBlobs.keys().next().value!);
+    }
+  }
+
+  private forgetBlob(oid: string): void {
     const old = this.recentBlobs.get(oid);
     if (old) {
       this.recentBlobs.delete(oid);
       this.recentBlobBytes -= old.byteLength;
     }
-    this.recentBlobs.set(oid, bytes);
-    this.recentBlobBytes += bytes.byteLength;
-    while (this.recentBlobs.size > RECENT_BLOB_LIMIT || this.recentBlobBytes > RECENT_BLOBS_BYTES) {
-      const [first, dropped] = this.recentBlobs.entries().next().value!;
-      this.recentBlobs.delete(first);
-      this.recentBlobBytes -= dropped.byteLength;
+    const slot = this.blobSlots.get(oid);
+    if (slot) {
+      this.blobSlots.delete(oid);
+      this.budget!.release(slot);
     }
   }
 
@@ -202,8 +252,16 @@ export class ObjectStore {
     this.packCache.tune();
   }
 
+  /** Drop every cached tree and blob (the store closes: its share of a shared budget is given back). */
+  dropCaches(): void {
+    this.dropTrees();
+    for (const oid of [...this.recentBlobs.keys()]) this.forgetBlob(oid);
+    this.packCache.release();
+  }
+
   /** Forget the packs isomorphic-git has loaded (after gc replaced them). */
   forgetPacks(): void {
+    this.packCache.release();
     this.packListing = null;
     for (const key of Reflect.ownKeys(this.gitCache)) delete (this.gitCache as Record<PropertyKey, unknown>)[key];
   }

@@ -20,6 +20,8 @@
  * mutates what it reads (ObjectStore's recent blobs are shared the same way).
  */
 
+import type { BudgetSlot, CacheBudget } from './cache-budget';
+
 /** What GitPackIndex.readSlice caches per offset. */
 interface SliceResult {
   type: string;
@@ -34,49 +36,66 @@ const PACK_CACHE_MAX_OBJECT = 4 * 1024 * 1024;
 const CACHING_DEPTH = 4;
 
 const BOUNDED = Symbol('memgit bounded offsetCache');
+/** Reading this key of a bounded cache empties it (and gives its share of a shared budget back). */
+const RELEASE = Symbol('memgit release offsetCache');
 
-/** A stand-in for `offsetCache` (indexed by offset, read and written with `[]`), bounded by bytes, LRU. */
-export function boundedOffsetCache(maxBytes = PACK_CACHE_BYTES): Record<string, SliceResult | undefined> {
+/**
+ * A stand-in for `offsetCache` (indexed by offset, read and written with `[]`), bounded by bytes, LRU. With
+ * a shared `budget`, its objects also count there and are dropped when the budget needs room.
+ */
+export function boundedOffsetCache(maxBytes = PACK_CACHE_BYTES, budget?: CacheBudget): Record<string, SliceResult | undefined> {
   const entries = new Map<string, SliceResult>();
+  const slots = new Map<string, BudgetSlot>();
   let bytes = 0;
   const sizeOf = (value: SliceResult) => value.object.byteLength;
+  const drop = (key: string) => {
+    const old = entries.get(key);
+    if (old) {
+      entries.delete(key);
+      bytes -= sizeOf(old);
+    }
+    const slot = slots.get(key);
+    if (slot) {
+      slots.delete(key);
+      budget!.release(slot);
+    }
+  };
   return new Proxy({} as Record<string, SliceResult | undefined>, {
     get(_target, key) {
       if (key === BOUNDED) return true;
+      if (key === RELEASE) {
+        for (const k of [...entries.keys()]) drop(k);
+        return true;
+      }
       if (typeof key !== 'string') return undefined;
       const value = entries.get(key);
       if (value) {
         entries.delete(key); // most recently used goes last
         entries.set(key, value);
+        const slot = slots.get(key);
+        if (slot) budget!.touch(slot);
       }
       return value;
     },
     set(_target, key, value: unknown) {
       if (typeof key !== 'string' || !isSliceResult(value)) return true; // not kept; never an error for the reader
-      const old = entries.get(key);
-      if (old) {
-        entries.delete(key);
-        bytes -= sizeOf(old);
-      }
+      drop(key);
       if (sizeOf(value) > Math.min(PACK_CACHE_MAX_OBJECT, maxBytes)) return true;
+      if (budget) {
+        const slot: BudgetSlot = { evict: () => slots.get(key) === slot && drop(key) };
+        if (!budget.charge(slot, sizeOf(value) + 64)) return true;
+        slots.set(key, slot);
+      }
       entries.set(key, value);
       bytes += sizeOf(value);
-      while (bytes > maxBytes) {
-        const [first, dropped] = entries.entries().next().value!;
-        entries.delete(first);
-        bytes -= sizeOf(dropped);
-      }
+      while (bytes > maxBytes) drop(entries.keys().next().value!);
       return true;
     },
     has(_target, key) {
       return key === BOUNDED || (typeof key === 'string' && entries.has(key));
     },
     deleteProperty(_target, key) {
-      const old = typeof key === 'string' ? entries.get(key) : undefined;
-      if (old) {
-        entries.delete(key as string);
-        bytes -= sizeOf(old);
-      }
+      if (typeof key === 'string') drop(key);
       return true;
     },
   });
@@ -99,11 +118,19 @@ function isPackIndex(value: unknown): value is { offsetCache: object; readDepth:
  */
 export class PackCacheTuner {
   private readonly seen = new WeakSet<object>();
+  /** The caches installed (to give a shared budget its bytes back when the packs are forgotten). */
+  private installed: Array<Record<PropertyKey, unknown>> = [];
 
   constructor(
     private readonly gitCache: object,
     private readonly maxBytes = PACK_CACHE_BYTES,
+    private readonly budget?: CacheBudget,
   ) {}
+
+  /** Empty every cache installed so far (the packs are forgotten, or the store closes). */
+  release(): void {
+    for (const cache of this.installed.splice(0)) void cache[RELEASE];
+  }
 
   tune(): void {
     const cache = this.gitCache as Record<symbol, unknown>;
@@ -123,7 +150,8 @@ export class PackCacheTuner {
 
   private install(pack: unknown): void {
     if (!isPackIndex(pack) || (pack.offsetCache as Record<symbol, unknown>)[BOUNDED]) return;
-    pack.offsetCache = boundedOffsetCache(this.maxBytes);
+    pack.offsetCache = boundedOffsetCache(this.maxBytes, this.budget);
+    if (this.budget) this.installed.push(pack.offsetCache as Record<PropertyKey, unknown>);
     if (!(typeof pack.readDepth === 'number' && pack.readDepth > CACHING_DEPTH)) pack.readDepth = CACHING_DEPTH;
   }
 }

@@ -1,5 +1,7 @@
 export { STORE_ID_PATTERN, InvalidStoreIdError, storeIdProblem, isValidStoreId, assertStoreId, storeDir } from './store-id';
-export { StoreRegistry, StoreNotFoundError, QueueFullError, RegistryClosedError } from './registry';
+export { StoreRegistry, StoreNotFoundError, QueueFullError, RegistryClosedError, StoreFullError, StoreIdTakenError, DEFAULT_MAX_STORES_PER_KEY, DEFAULT_MAX_STORE_BYTES } from './registry';
 export type { RegistryOptions, StoreSummary } from './registry';
+export { StoreCreators, StoreQuotaError, creatorsFile } from './creators';
+export { checkRootSafety, UnsafeRootError } from './root-safety';
 export { SCOPES, KeyRing, KeyError, createKey, listKeys, revokeKey, keyMatchesStore, scopeAllows, isScope, parseStorePatterns, keysFile } from './keys';
 export type { Scope, KeyInfo, KeyRecord, CreateKeyOptions } from './keys';

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
+import { trustProblem, UnsafeRootError } from './root-safety';
 
 /**
  * API keys of a server root. A key is shown once, when it is made; the root keeps only the SHA-256 of
@@ -199,9 +200,13 @@ export class KeyRing {
   }
 
   private async reloadIfChanged(): Promise<void> {
-    const stat = await fs.promises.stat(keysFile(this.root)).catch(() => null);
-    const stamp = stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}` : 'none';
+    const stat = await fs.promises.lstat(keysFile(this.root)).catch(() => null);
+    const stamp = stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.mode}:${stat.uid}` : 'none';
     if (stamp === this.stamp) return;
+    // A key file another local user could have written is not read at all (every request fails closed).
+    if (stat?.isSymbolicLink()) throw new UnsafeRootError(`the key file ${keysFile(this.root)} is a symbolic link; no key is accepted until it is a real file`);
+    const problem = stat ? trustProblem(keysFile(this.root), stat, 'the key file') : null;
+    if (problem) throw new UnsafeRootError(`${problem}; no key is accepted until then`);
     const file = await readFile(this.root);
     this.byId = new Map(file.keys.map((k) => [k.id, k]));
     this.stamp = stamp;

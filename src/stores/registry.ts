@@ -1,8 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { listRemotes, replicationStatus } from '../store/replication';
+import { NotAStoreError } from '../store/errors';
 import { MemoryStore, StoreOptions } from '../store/memory-store';
-import { isValidStoreId, storeDir } from './store-id';
+import { StoreCreators, StoreQuotaError } from './creators';
+import { InvalidStoreIdError, isValidStoreId, storeDir } from './store-id';
 
 /**
  * Many stores under one root: store `acme-1` is the ordinary memgit store in `<root>/acme-1`. Open stores
@@ -13,6 +15,11 @@ import { isValidStoreId, storeDir } from './store-id';
  *
  * The registry also bounds each store's queue: a store with `maxQueue` calls in flight refuses the next
  * one at once (QueueFullError) instead of letting waiting calls pile up without limit.
+ *
+ * Tenants do not trust each other, nor other local users: a folder is a store only when its `.git` is a
+ * real directory inside it (not a link, not a gitfile), a store id names a folder of the root exactly
+ * (not by case folding), a key creates at most `maxStoresPerKey` stores (recorded in
+ * `.memgit/stores.json`) and a store takes writes only while it holds less than `maxStoreBytes`.
  */
 
 export interface RegistryOptions {
@@ -25,7 +32,18 @@ export interface RegistryOptions {
   maxQueue?: number;
   /** Options for every store opened (log, fsync, createMode, ...). `create` is decided per use. */
   storeOptions?: Omit<StoreOptions, 'create'>;
+  /** Most stores one key may create (default 1000; 0 = no bound). Checked before anything is written. */
+  maxStoresPerKey?: number;
+  /** A store holding this many bytes on disk or more takes no more writes (default 1 GiB; 0 = no bound). */
+  maxStoreBytes?: number;
 }
+
+export const DEFAULT_MAX_STORES_PER_KEY = 1000;
+export const DEFAULT_MAX_STORE_BYTES = 1024 * 1024 * 1024;
+/** How long a store's measured size is trusted while it is written (far from its bound). */
+const SIZE_TRUST_MS = 1000;
+/** Within this fraction of its bound, a store is measured before every write. */
+const SIZE_CLOSE_FRACTION = 0.9;
 
 export class StoreNotFoundError extends Error {
   constructor(readonly storeId: string) {
@@ -41,6 +59,29 @@ export class QueueFullError extends Error {
   ) {
     super(`store ${JSON.stringify(storeId)} has too many calls in flight; retry in ${retryAfterSeconds} s`);
     this.name = 'QueueFullError';
+  }
+}
+
+/** A store at or above `maxStoreBytes`: writes are refused (reads still work), nothing was written. */
+export class StoreFullError extends Error {
+  constructor(
+    readonly storeId: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`store ${JSON.stringify(storeId)} holds ${bytes} bytes on disk, at or above the limit of ${limit} bytes (--max-store-bytes); reads still work, writes are refused and nothing was written`);
+    this.name = 'StoreFullError';
+  }
+}
+
+/** A new store id that names an existing store's folder on a case-insensitive file system. */
+export class StoreIdTakenError extends Error {
+  constructor(
+    readonly storeId: string,
+    readonly existing: string,
+  ) {
+    super(`store ${JSON.stringify(storeId)} cannot be created: store ${JSON.stringify(existing)} exists, and ids that differ only in case name one folder on some file systems; nothing was written`);
+    this.name = 'StoreIdTakenError';
   }
 }
 
@@ -80,10 +121,14 @@ export class StoreRegistry {
   private readonly maxOpen: number;
   private readonly idleMs: number;
   private readonly maxQueue: number;
+  private readonly maxStoresPerKey: number;
+  private readonly maxStoreBytes: number;
   private readonly storeOptions: Omit<StoreOptions, 'create'>;
   private readonly entries = new Map<string, OpenEntry>();
   private readonly closing = new Set<Promise<void>>();
-  private readonly sizes = new Map<string, { head: string | null; bytes: number }>();
+  private readonly sizes = new Map<string, { head: string | null; bytes: number; at: number }>();
+  private readonly measuring = new Map<string, Promise<number>>();
+  private readonly creators: StoreCreators;
   private readonly idleTimer: NodeJS.Timeout;
   private closed = false;
   private users = 0;
@@ -94,8 +139,12 @@ export class StoreRegistry {
     this.maxOpen = positive(options.maxOpen ?? 256, 'maxOpen');
     this.idleMs = positive(options.idleMs ?? 60_000, 'idleMs');
     this.maxQueue = positive(options.maxQueue ?? 64, 'maxQueue');
+    this.maxStoresPerKey = nonNegative(options.maxStoresPerKey ?? DEFAULT_MAX_STORES_PER_KEY, 'maxStoresPerKey');
+    this.maxStoreBytes = nonNegative(options.maxStoreBytes ?? DEFAULT_MAX_STORE_BYTES, 'maxStoreBytes');
     this.storeOptions = options.storeOptions ?? {};
-    fs.mkdirSync(this.root, { recursive: true });
+    // Owner-only: another local user must not be able to add, rename or replace stores (or plant keys).
+    fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    this.creators = new StoreCreators(this.root);
     this.idleTimer = setInterval(() => this.closeIdle(), Math.max(1000, Math.floor(this.idleMs / 2)));
     this.idleTimer.unref();
   }
@@ -110,36 +159,38 @@ export class StoreRegistry {
     return this.entries.size;
   }
 
-  /** Whether store `id` exists (a valid id naming a folder of the root that holds a repository). */
+  /** Whether store `id` exists (a valid id naming a folder of the root whose `.git` is a real directory). */
   async exists(id: string): Promise<boolean> {
     if (!isValidStoreId(id)) return false;
-    if (this.entries.has(id)) return true;
+    if (this.entries.get(id)?.store) return true;
     const dir = await storeDir(this.root, id).catch(() => null);
-    return dir !== null && fs.existsSync(path.join(dir, '.git'));
+    return dir !== null && (await this.folderState(dir, id)) === 'store';
   }
 
-  /** The ids of every store under the root, sorted. */
+  /** The ids of every store under the root, sorted (folders whose `.git` is a link or a file are not stores). */
   async list(): Promise<string[]> {
     const names = await fs.promises.readdir(this.root, { withFileTypes: true });
-    const ids = names.filter((d) => d.isDirectory() && isValidStoreId(d.name) && fs.existsSync(path.join(this.root, d.name, '.git')));
-    return ids.map((d) => d.name).sort();
+    const ids: string[] = [];
+    for (const d of names) {
+      if (d.isDirectory() && isValidStoreId(d.name) && (await realGitDir(path.join(this.root, d.name)))) ids.push(d.name);
+    }
+    return ids.sort();
   }
 
   /**
    * Run `task` on store `id`, opening it (and, with `create`, creating it) if needed. Counts against the
-   * store's queue for the whole task. Throws InvalidStoreIdError, StoreNotFoundError, QueueFullError.
+   * store's queue for the whole task. A store is created for `key` only within its bound of stores
+   * (StoreQuotaError otherwise, before anything is written). Throws InvalidStoreIdError,
+   * StoreNotFoundError, StoreIdTakenError, StoreQuotaError, QueueFullError.
    */
-  async use<T>(id: string, options: { create: boolean }, task: (store: MemoryStore) => Promise<T>): Promise<T> {
+  async use<T>(id: string, options: { create: boolean; key?: string }, task: (store: MemoryStore) => Promise<T>): Promise<T> {
     if (this.closed) throw new RegistryClosedError();
     let entry = this.entries.get(id);
     if (entry && entry.inFlight >= this.maxQueue) throw new QueueFullError(id, 1);
     if (!entry) {
       // The entry is claimed before anything is awaited, so that concurrent first uses of a store share one
       // opening and count against one queue (an invalid id or a missing store rejects it, and it goes).
-      const opening = storeDir(this.root, id).then((dir) => {
-        if (!options.create && !fs.existsSync(path.join(dir, '.git'))) throw new StoreNotFoundError(id);
-        return MemoryStore.open(dir, { ...this.storeOptions, create: options.create });
-      });
+      const opening = this.open(id, options);
       entry = { opening, store: null, users: 0, inFlight: 0, lastUsed: Date.now() };
       this.entries.set(id, entry);
       const current = entry;
@@ -161,6 +212,7 @@ export class StoreRegistry {
     this.users += 1;
     try {
       const store = await entry.opening.catch((error: Error) => {
+        // Not NotFinishedError (a subclass): an interrupted first open is the operator's to finish.
         if (error.name === 'NotAStoreError' && !options.create) throw new StoreNotFoundError(id);
         throw error;
       });
@@ -175,6 +227,31 @@ export class StoreRegistry {
     }
   }
 
+  /** The key that created store `id` (null for stores made otherwise: by the CLI, or before this was recorded). */
+  creatorOf(id: string): Promise<string | null> {
+    return this.creators.creatorOf(id);
+  }
+
+  /** Stores `keyId` created that still exist. */
+  storesCreatedBy(keyId: string): Promise<number> {
+    return this.creators.count(keyId);
+  }
+
+  /**
+   * Throw StoreFullError when store `id` holds `maxStoreBytes` or more on disk: called before a write. The
+   * size is measured (the whole folder) when the store changed since it was last measured and that was
+   * more than a second ago, or whenever the store is within a tenth of its bound: far from the bound, a
+   * store may pass it by what a second of writes adds; close to it, by one write at most.
+   */
+  async assertRoom(id: string, store: MemoryStore): Promise<void> {
+    if (this.maxStoreBytes === 0) return;
+    const head = store.history.head?.commit ?? null;
+    const known = this.sizes.get(id);
+    const fresh = known && (known.head === head || (Date.now() - known.at < SIZE_TRUST_MS && known.bytes < this.maxStoreBytes * SIZE_CLOSE_FRACTION));
+    const bytes = fresh ? known.bytes : await this.measure(id, store.dir, head);
+    if (bytes >= this.maxStoreBytes) throw new StoreFullError(id, bytes, this.maxStoreBytes);
+  }
+
   /** Totals for the store list (opens the store through the LRU like any other use). */
   async describe(id: string): Promise<StoreSummary> {
     return this.use(id, { create: false }, async (store) => {
@@ -183,8 +260,7 @@ export class StoreRegistry {
       const calls = entries.filter((e) => e.toolUseId !== undefined).length;
       const newest = entries.length > 1 ? entries[entries.length - 1] : undefined;
       const cached = this.sizes.get(id);
-      const bytes = cached && cached.head === head ? cached.bytes : await folderBytes(store.dir);
-      this.sizes.set(id, { head, bytes });
+      const bytes = cached && cached.head === head ? cached.bytes : await this.measure(id, store.dir, head);
       return {
         id,
         calls,
@@ -209,6 +285,80 @@ export class StoreRegistry {
     await Promise.all([...this.closing]);
   }
 
+  /**
+   * Check, writing nothing, that `keyId` could create store `id` now: a valid new id (no trailing dot, no
+   * other store's id but for case) within the key's bound of stores. Throws what creating would
+   * (InvalidStoreIdError, StoreIdTakenError, StoreQuotaError); the bound is enforced again, under its
+   * lock, when the store is really created. For a connection that will create the store later (an MCP
+   * session opened on a store that does not exist yet), so that it is refused at once.
+   */
+  async assertCreatable(id: string, keyId: string): Promise<void> {
+    await storeDir(this.root, id);
+    await this.assertNewId(id);
+    if (this.maxStoresPerKey > 0 && (await this.creators.count(keyId)) >= this.maxStoresPerKey) throw new StoreQuotaError(keyId, this.maxStoresPerKey);
+  }
+
+  /** Open store `id`, or create it when it is absent, `create` is set and the id and key may have it. */
+  private async open(id: string, options: { create: boolean; key?: string }): Promise<MemoryStore> {
+    const dir = await storeDir(this.root, id);
+    const state = await this.folderState(dir, id);
+    if (state === 'store') return MemoryStore.open(dir, { ...this.storeOptions, create: options.create });
+    if (state === 'not-a-store') throw new NotAStoreError(`memgit: ${dir} is not a store: its .git is not a real folder inside it`);
+    if (!options.create) throw new StoreNotFoundError(id);
+    await this.assertNewId(id);
+    const key = options.key;
+    if (key !== undefined && this.maxStoresPerKey > 0) await this.creators.claim(id, key, this.maxStoresPerKey);
+    try {
+      return await MemoryStore.open(dir, { ...this.storeOptions, create: true });
+    } catch (error) {
+      if (key !== undefined && this.maxStoresPerKey > 0 && !(await realGitDir(dir))) await this.creators.release(id, key).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * What the folder of store `id` holds: a store (its `.git` a real directory inside it), nothing yet
+   * (no such folder, or one without `.git`), or something else. The folder must be listed under exactly
+   * this name: on a case-insensitive file system `Acme` would otherwise open the folder `acme`.
+   */
+  private async folderState(dir: string, id: string): Promise<'store' | 'absent' | 'not-a-store'> {
+    const names = await fs.promises.readdir(path.dirname(dir));
+    if (!names.includes(id)) return 'absent';
+    const stat = await fs.promises.lstat(dir).catch(() => null);
+    if (!stat) return 'absent';
+    if (!stat.isDirectory()) return 'not-a-store';
+    const git = await fs.promises.lstat(path.join(dir, '.git')).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    if (!git) return 'absent';
+    return (await realGitDir(dir)) ? 'store' : 'not-a-store';
+  }
+
+  /** A new store's id: no trailing dot, and not another store's id but for case. */
+  private async assertNewId(id: string): Promise<void> {
+    if (id.endsWith('.')) throw new InvalidStoreIdError(id, 'a new store id may not end with a dot (some file systems drop it, naming another folder)');
+    const folded = id.toLowerCase();
+    for (const other of [...(await fs.promises.readdir(this.root)), ...this.entries.keys()]) {
+      if (other !== id && other.toLowerCase() === folded) throw new StoreIdTakenError(id, other);
+    }
+  }
+
+  /** Measure the folder of store `id` (one walk at a time per store). */
+  private measure(id: string, dir: string, head: string | null): Promise<number> {
+    let walk = this.measuring.get(id);
+    if (!walk) {
+      walk = folderBytes(dir).then(
+        (bytes) => {
+          this.sizes.set(id, { head, bytes, at: Date.now() });
+          return bytes;
+        },
+      ).finally(() => this.measuring.delete(id));
+      this.measuring.set(id, walk);
+    }
+    return walk;
+  }
+
   private evictBeyondLimit(): void {
     for (const [id, entry] of this.entries) {
       if (this.entries.size <= this.maxOpen) break;
@@ -230,7 +380,7 @@ export class StoreRegistry {
 
   private track(closing: Promise<void>): void {
     this.closing.add(closing);
-    void closing.finally(() => this.closing.delete(closing));
+    closing.finally(() => this.closing.delete(closing)).catch(() => undefined);
   }
 
   private async closeEntry(entry: OpenEntry): Promise<void> {
@@ -238,6 +388,23 @@ export class StoreRegistry {
     // A store still in use when the registry closes finishes its queued calls first (close waits for them).
     await store?.close().catch(() => undefined);
   }
+}
+
+/**
+ * Whether `dir/.git` is a real directory inside `dir`: not a symbolic link (a local user could link it to
+ * another tenant's store), not a gitfile, and its real path is the folder's own `.git`.
+ */
+async function realGitDir(dir: string): Promise<boolean> {
+  const gitdir = path.join(dir, '.git');
+  const stat = await fs.promises.lstat(gitdir).catch(() => null);
+  if (!stat || stat.isSymbolicLink() || !stat.isDirectory()) return false;
+  const [realDir, realGit] = await Promise.all([fs.promises.realpath(dir).catch(() => null), fs.promises.realpath(gitdir).catch(() => null)]);
+  return realDir !== null && realGit === path.join(realDir, '.git');
+}
+
+function nonNegative(value: number, name: string): number {
+  if (!(Number.isSafeInteger(value) && value >= 0)) throw new TypeError(`${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 function positive(value: number, name: string): number {

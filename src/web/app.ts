@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import express, { Express } from 'express';
 import * as nunjucks from 'nunjucks';
+import type { CacheBudget } from '../store/cache-budget';
 import type { MemoryStore } from '../store/memory-store';
 import type { OperatorAuth } from './auth';
 import { registerFilters } from './filters';
@@ -41,6 +42,15 @@ export interface AppOptions {
   serverStore?: { id: string; listUrl: string };
   /** The command whose start-up printed the operator token, as the login page names it (default `memgit serve`). */
   command?: string;
+  /** A memory budget the UI's caches share with other stores' (memgit server; see store/cache-budget.ts). */
+  cacheBudget?: CacheBudget;
+  /**
+   * The template environment (createViews), to share one between the UIs of many stores (memgit server):
+   * compiled templates are then held once, not once per open store. The route modules must be the same,
+   * and so must the stores' read-only state (route modules set globals from it: rollbackEnabled, ...).
+   * What differs per store (its id, the command) rides on each page's model, not on the environment.
+   */
+  views?: nunjucks.Environment;
 }
 
 /** The directory holding layout.njk, pages/, partials/ and static/ (from src/web or dist/src/web). */
@@ -75,7 +85,7 @@ export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
 export function createApp(options: AppOptions): Express {
   const viewsDir = findViewsDir();
   const site: SiteInfo = { command: options.command ?? 'memgit serve', store: options.serverStore ?? null };
-  const deps: WebDeps = { ctx: createAuditContext(options.store), views: createViews(viewsDir), site };
+  const deps: WebDeps = { ctx: createAuditContext(options.store, options.cacheBudget), views: options.views ?? createViews(viewsDir), site };
   const log = options.log ?? ((message: string) => process.stderr.write(`memgit serve: ${message}\n`));
   const app = express();
   app.disable('x-powered-by');

@@ -13,7 +13,9 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
  * - Origin / Sec-Fetch-Site: a POST from another site is refused before anything else is read.
  *
  * - failed logins (form or Bearer) limited per client: LOGIN_FAILURES_ALLOWED per LOGIN_FAILURE_WINDOW_S,
- *   then 429 until the window has passed (rate-limiter-flexible);
+ *   then 429 until the window has passed (rate-limiter-flexible). A client is its address, unless the
+ *   server in front already knows it better (`failureKey`: memgit server counts per key); a memgit key
+ *   (`mgk_…`) sent where the operator token belongs is never counted as a guess at it;
  * - when the UI is reachable beyond loopback, reading needs the login too (readGate).
  *
  * The Host check (DNS rebinding) runs for every request in security.ts.
@@ -93,7 +95,17 @@ export type TokenCheck = { ok: true } | { ok: false; retryAfterS: number | null 
 export interface OperatorAuthOptions {
   /** Mark cookies Secure (the UI is served over HTTPS, e.g. behind a TLS proxy). */
   secureCookies?: boolean;
+  /**
+   * Who a wrong token counts against (default: the client's address). A server that authenticated the
+   * request already (memgit server's keys) names that identity, so that one identity's failures never
+   * lock out another's (behind a proxy, every client shares one address); null marks a request the
+   * server itself vouches for, which is never counted nor locked out.
+   */
+  failureKey?: (req: Request) => string | null;
 }
+
+/** A memgit server key (`mgk_<id>_<secret>`): never the operator token, and never counted as a guess at it. */
+const MEMGIT_KEY = /^mgk_[0-9a-f]{16}_/;
 
 export class OperatorAuth {
   private readonly sessions = new Map<string, LoginSession>();
@@ -101,6 +113,7 @@ export class OperatorAuth {
   private readonly csrf;
   private readonly failures = new RateLimiterMemory({ points: LOGIN_FAILURES_ALLOWED, duration: LOGIN_FAILURE_WINDOW_S });
   private secure: boolean;
+  private readonly failureKey: (req: Request) => string | null;
   readonly cookies: RequestHandler = cookieParser();
 
   constructor(
@@ -111,6 +124,7 @@ export class OperatorAuth {
     const problem = tokenProblem(token);
     if (problem) throw new Error(`memgit: ${problem}`);
     this.secure = options.secureCookies ?? false;
+    this.failureKey = options.failureKey ?? clientKey;
     this.csrf = doubleCsrf({
       getSecret: () => this.csrfSecret,
       // Before login the token is bound to no session; logging in changes the cookie, so tokens rotate.
@@ -138,14 +152,18 @@ export class OperatorAuth {
   }
 
   /**
-   * Check a token a client sent (login form or Bearer), counting failures per client address: past
-   * LOGIN_FAILURES_ALLOWED in the window, the client is refused without its token being looked at.
+   * Check a token a client sent (login form or Bearer), counting failures per client (its address, or the
+   * identity `failureKey` names): past LOGIN_FAILURES_ALLOWED in the window, the client is refused without
+   * its token being looked at. A request the server vouches for is never counted or refused, and a
+   * memgit key is a wrong token but not a guess.
    */
   async checkTokenFrom(req: Request, given: unknown): Promise<TokenCheck> {
-    const key = clientKey(req);
+    const key = this.failureKey(req);
+    if (key === null) return tokensMatch(given, this.token) ? { ok: true } : { ok: false, retryAfterS: null };
     const record = await this.failures.get(key);
     if (record && record.consumedPoints >= LOGIN_FAILURES_ALLOWED) return { ok: false, retryAfterS: Math.ceil(record.msBeforeNext / 1000) };
     if (tokensMatch(given, this.token)) return { ok: true };
+    if (typeof given === 'string' && MEMGIT_KEY.test(given)) return { ok: false, retryAfterS: null };
     try {
       await this.failures.consume(key);
       return { ok: false, retryAfterS: null };
@@ -229,14 +247,14 @@ export class OperatorAuth {
   }
 }
 
-/** Failures are counted per client address (the socket's; memgit trusts no forwarding header). */
+/** By default failures are counted per client address (the socket's; memgit trusts no forwarding header). */
 function clientKey(req: Request): string {
-  return req.socket.remoteAddress ?? 'unknown';
+  return `address:${req.socket.remoteAddress ?? 'unknown'}`;
 }
 
 /** 429 with Retry-After, for a client that failed to log in too often. */
 export function tooManyFailures(res: Response, retryAfterS: number, api: boolean): void {
-  const message = `too many failed logins from this address; try again in ${retryAfterS} s`;
+  const message = `too many failed logins from this client; try again in ${retryAfterS} s`;
   res.status(429).set('Retry-After', String(retryAfterS));
   if (api) res.json({ error: message, status: 429 });
   else res.type('text/plain').send(`memgit: ${message}\n`);

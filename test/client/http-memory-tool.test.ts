@@ -23,7 +23,7 @@ let writer: { key: string; id: string };
 
 beforeAll(async () => {
   await ensureBuilt();
-  fs.mkdirSync(root);
+  fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
   writer = makeKey(root, 'tenant-*', 'write');
   server = await spawnServer(root);
 }, 240_000);
@@ -89,12 +89,14 @@ it('runs a conversation through the SDK tool runner: every tool_result byte-exac
   } finally {
     await reference.close();
   }
+  // Every commit names the server key the calls came with (Memory-Key).
+  const key = writer.id;
   expectRepository(gitReport(path.join(root, 'tenant-acme')), [
-    { id: 'toolu_02Create', command: 'create', path: '/memories/customer/profile.md', session },
-    { id: 'toolu_04Replace', command: 'str_replace', path: '/memories/customer/profile.md', session },
-    { id: 'toolu_05Insert', command: 'insert', path: '/memories/customer/profile.md', session },
-    { id: 'toolu_07Rename', command: 'rename', path: '/memories/customer', newPath: '/memories/acme', session },
-    { id: 'toolu_09Delete', command: 'delete', path: '/memories/acme/profile.md', session },
+    { id: 'toolu_02Create', command: 'create', path: '/memories/customer/profile.md', session, key },
+    { id: 'toolu_04Replace', command: 'str_replace', path: '/memories/customer/profile.md', session, key },
+    { id: 'toolu_05Insert', command: 'insert', path: '/memories/customer/profile.md', session, key },
+    { id: 'toolu_07Rename', command: 'rename', path: '/memories/customer', newPath: '/memories/acme', session, key },
+    { id: 'toolu_09Delete', command: 'delete', path: '/memories/acme/profile.md', session, key },
   ]);
 }, 60_000);
 
@@ -119,15 +121,19 @@ it('the package exports startMemgitServer, createKey and createHttpMemoryTool (E
     import { startMemgitServer, createKey, createHttpMemoryTool } from 'memgit';
     import pino from 'pino';
     const server = await startMemgitServer({ root: ${JSON.stringify(dir)}, port: 0, logger: pino({ level: 'silent' }) });
-    const { key } = await createKey(${JSON.stringify(dir)}, { stores: ['lib-*'], scope: 'write' });
+    const { key, info } = await createKey(${JSON.stringify(dir)}, { stores: ['lib-*'], scope: 'write' });
     const tool = createHttpMemoryTool({ url: server.url, key, store: 'lib-1', session: 'sess_lib' });
     const content = await tool.run({ command: 'create', path: '/memories/lib.md', file_text: 'x' }, { toolUse: { id: 'toolu_lib' } });
     await server.close();
-    console.log(JSON.stringify({ content }));
+    console.log(JSON.stringify({ content, keyId: info.id }));
   `;
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', source], { cwd: REPO_ROOT, encoding: 'utf8' });
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
-  expect(JSON.parse(run.stdout)).toEqual({ content: 'File created successfully at: /memories/lib.md' });
-  expect(gitReport(path.join(dir, 'lib-1')).commits.map((c) => c.message)).toEqual(['memgit: initialise store\n', 'toolu_lib\n\nMemory-Command: create\nMemory-Path: /memories/lib.md\nMemory-Session: sess_lib\n']);
+  const { content, keyId } = JSON.parse(run.stdout) as { content: string; keyId: string };
+  expect(content).toBe('File created successfully at: /memories/lib.md');
+  expect(gitReport(path.join(dir, 'lib-1')).commits.map((c) => c.message)).toEqual([
+    'memgit: initialise store\n',
+    `toolu_lib\n\nMemory-Command: create\nMemory-Path: /memories/lib.md\nMemory-Session: sess_lib\nMemory-Key: ${keyId}\n`,
+  ]);
 }, 60_000);

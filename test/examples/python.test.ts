@@ -24,7 +24,7 @@ beforeAll(async () => {
   // Made when missing; when it cannot be made this test fails (not a skip), saying why and how.
   python = await ensurePythonVenv();
   await ensureBuilt();
-  fs.mkdirSync(root);
+  fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
   server = await spawnServer(root);
 }, 240_000);
 
@@ -89,8 +89,9 @@ it('a Python agent writes into a store through the server', async () => {
   } finally {
     await reference.close();
   }
+  // Every commit names the server key the calls came with (Memory-Key).
   expectRepository(gitReport(path.join(root, 'py-acme')), [
-    { id: 'toolu_py02', command: 'create', path: '/memories/acme.md', session },
-    { id: 'toolu_py04', command: 'insert', path: '/memories/acme.md', session },
+    { id: 'toolu_py02', command: 'create', path: '/memories/acme.md', session, key: key.id },
+    { id: 'toolu_py04', command: 'insert', path: '/memories/acme.md', session, key: key.id },
   ]);
 }, 120_000);

@@ -11,7 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryStore } from '../../src/store/memory-store';
 import { gitReport, makeTempDir, QUIET, removeDir, toolUse } from '../store/git-helpers';
 import { ensureBuilt } from '../support/dist';
-import { makeKey, spawnServer, SpawnedServer } from './spawn-server';
+import { expectNoUnexpected, makeKey, spawnServer, SpawnedServer } from './spawn-server';
 
 const base = makeTempDir('memgit-server-mcp-');
 const root = path.join(base, 'root');
@@ -22,12 +22,14 @@ let reader: { key: string; id: string };
 
 beforeAll(async () => {
   await ensureBuilt();
-  fs.mkdirSync(root);
+  fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
   acme = makeKey(root, 'acme-*', 'write');
   beta = makeKey(root, 'beta-*', 'write');
   reader = makeKey(root, 'acme-*', 'read');
   server = await spawnServer(root);
 }, 240_000);
+
+afterEach(() => expectNoUnexpected(server));
 
 afterAll(async () => {
   await server?.stop();
@@ -66,6 +68,8 @@ test('a write key reaches its store over MCP; each call is a commit naming the c
   expect(log).toContain('Memory-Client: mcp');
   expect(log).toContain('Memory-Client-Name: memgit-test');
   expect(log).toMatch(/Memory-Session: sess_/);
+  // The key the session was opened with, from the key the server checked (issue 25, item 10).
+  expect(log).toContain(`Memory-Key: ${acme.id}`);
 });
 
 test('no key, a wrong key, a read key or another store\'s key gets nothing and writes nothing', async () => {

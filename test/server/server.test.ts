@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { MemoryStore } from '../../src/store/memory-store';
 import { expectRepository, gitReport, makeTempDir, QUIET, removeDir, toolUse } from '../store/git-helpers';
 import { ensureBuilt } from '../support/dist';
-import { keysCli, makeKey, postToolCall, spawnServer, SpawnedServer } from './spawn-server';
+import { expectNoUnexpected, keysCli, makeKey, postToolCall, spawnServer, SpawnedServer } from './spawn-server';
 
 const base = makeTempDir('memgit-server-');
 const root = path.join(base, 'root');
@@ -23,13 +23,15 @@ let operator: { key: string; id: string };
 
 beforeAll(async () => {
   await ensureBuilt();
-  fs.mkdirSync(root);
+  fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
   acme = makeKey(root, 'acme-*', 'write');
   beta = makeKey(root, 'beta-*', 'write');
   reader = makeKey(root, 'acme-*', 'read');
   operator = makeKey(root, 'acme-*', 'operator');
   server = await spawnServer(root, ['--body-limit', '256kb', '--max-open-stores', '2']);
 }, 240_000);
+
+afterEach(() => expectNoUnexpected(server));
 
 afterAll(async () => {
   await server?.stop();
@@ -109,11 +111,13 @@ describe('the memory tool over HTTP', () => {
       await reference.close();
     }
     const session = 'sess_http';
+    // Every commit names the key that made it (Memory-Key), from the key the server checked.
+    const key = acme.id;
     expectRepository(gitReport(path.join(root, 'acme-1')), [
-      { id: 'toolu_h02', command: 'create', path: '/memories/notes/prefs.md', session },
-      { id: 'toolu_h04', command: 'insert', path: '/memories/notes/prefs.md', session },
-      { id: 'toolu_h07', command: 'rename', path: '/memories/notes', newPath: '/memories/customer', session },
-      { id: 'toolu_h08', command: 'delete', path: '/memories/customer/prefs.md', session },
+      { id: 'toolu_h02', command: 'create', path: '/memories/notes/prefs.md', session, key },
+      { id: 'toolu_h04', command: 'insert', path: '/memories/notes/prefs.md', session, key },
+      { id: 'toolu_h07', command: 'rename', path: '/memories/notes', newPath: '/memories/customer', session, key },
+      { id: 'toolu_h08', command: 'delete', path: '/memories/customer/prefs.md', session, key },
     ]);
   });
 

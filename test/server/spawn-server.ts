@@ -71,3 +71,18 @@ export async function postToolCall(url: string, store: string, key: string | nul
   });
   return { status: response.status, headers: response.headers, text: await response.text() };
 }
+
+/** The line the server's process guard writes for an unexpected rejection or exception (src/server/server.ts). */
+export const UNEXPECTED_MARK = 'memgit: UNEXPECTED';
+
+/** Fail when the server ever logged an unexpected rejection or exception (it kept serving, but it is a bug). */
+export function expectNoUnexpected(server: SpawnedServer | undefined): void {
+  if (!server) return;
+  const line = server.stderr().split('\n').find((l) => l.startsWith(UNEXPECTED_MARK));
+  expect(line).toBeUndefined();
+}
+
+/** An Authorization header with the key as the password of Basic auth (what a browser sends). */
+export function basicAuth(key: string, user = 'me'): { authorization: string } {
+  return { authorization: `Basic ${Buffer.from(`${user}:${key}`).toString('base64')}` };
+}

@@ -56,12 +56,15 @@ export interface ExpectedCommit {
   path: string;
   newPath?: string;
   session: string;
+  /** The server key of the call (`Memory-Key`), for calls made through `memgit server`. */
+  key?: string;
 }
 
 export function expectedMessage(commit: ExpectedCommit): string {
   const trailers = [`Memory-Command: ${commit.command}`, `Memory-Path: ${commit.path}`];
   if (commit.newPath !== undefined) trailers.push(`Memory-New-Path: ${commit.newPath}`);
   trailers.push(`Memory-Session: ${commit.session}`);
+  if (commit.key !== undefined) trailers.push(`Memory-Key: ${commit.key}`);
   return `${commit.id}\n\n${trailers.join('\n')}\n`;
 }
 

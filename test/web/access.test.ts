@@ -131,6 +131,28 @@ describe('failed logins are limited per client', () => {
     expect(blocked.status).toBe(429);
     expect(blocked.body.error).toMatch(/too many failed logins/);
   });
+
+  it('a memgit key sent as the Bearer token is wrong but never counted as a guess (issue 25)', async () => {
+    const a = app();
+    const bearer = (token: string) => request(a).post('/api/rollback/revert').set('Host', HOST).set('Authorization', `Bearer ${token}`).send({ ref: 'toolu_01', dryRun: true });
+    for (let k = 0; k < LOGIN_FAILURES_ALLOWED + 2; k++) expect((await bearer(`mgk_${'0'.repeat(15)}${k % 10}_${'A'.repeat(43)}`)).status).toBe(401);
+    expect((await bearer(TOKEN)).status).toBe(200);
+  });
+
+  it('with failureKey, one identity\'s failures lock out only itself; a request the server vouches for is never locked out', async () => {
+    const who = (req: import('express').Request) => (req.headers['x-test-vouched'] ? null : `id:${String(req.headers['x-test-who'])}`);
+    const a = createApp({ store, log: () => undefined, routes: [rollbackRoutes({ token: TOKEN, failureKey: who })] });
+    const bearer = (token: string, headers: Record<string, string>) => {
+      const r = request(a).post('/api/rollback/revert').set('Host', HOST).set('Authorization', `Bearer ${token}`);
+      for (const [k, v] of Object.entries(headers)) r.set(k, v);
+      return r.send({ ref: 'toolu_01', dryRun: true });
+    };
+    for (let k = 0; k < LOGIN_FAILURES_ALLOWED; k++) expect((await bearer('nope-nope-nope-nope', { 'x-test-who': 'mallory' })).status).toBe(401);
+    expect((await bearer(TOKEN, { 'x-test-who': 'mallory' })).status).toBe(429);
+    expect((await bearer(TOKEN, { 'x-test-who': 'alice' })).status).toBe(200);
+    for (let k = 0; k < LOGIN_FAILURES_ALLOWED + 2; k++) expect((await bearer('nope-nope-nope-nope', { 'x-test-vouched': '1' })).status).toBe(401);
+    expect((await bearer(TOKEN, { 'x-test-vouched': '1' })).status).toBe(200);
+  });
 });
 
 describe('operator tokens need real entropy', () => {

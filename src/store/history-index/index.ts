@@ -267,6 +267,12 @@ export class HistoryIndex {
     return [...this.bySessionIds.keys()];
   }
 
+  /** The first commit of a session (it tells who began the session), if it made one. */
+  firstOfSession(session: string): HistoryEntry | undefined {
+    const ids = this.bySessionIds.get(session);
+    return ids && ids.length > 0 ? this.at(ids[0]) : undefined;
+  }
+
   bySession(session: string): HistoryEntry[] {
     return (this.bySessionIds.get(session) ?? []).map((i) => this.at(i)!);
   }

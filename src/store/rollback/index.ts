@@ -1,6 +1,6 @@
 import { resolvePath, isValidId } from '../../contract/paths';
 import { blobText, FileDiff, isMemoryFile, unifiedTextDiffWithin } from '../commit-diff';
-import { oneLine, CommitMeta } from '../commit-message';
+import { oneLine, CommitMeta, KEY_ID_PATTERN } from '../commit-message';
 import { RollbackRefusedError, StaleHeadError } from '../errors';
 import { isIsoTime } from '../points';
 import { MEMORY_ROOT, toRepoPath } from '../git-reader';
@@ -36,6 +36,8 @@ export interface RollbackOptions {
    * `stopped`); patches beyond `patchChars` are left out of any outcome (`cut`). Without one, no limit.
    */
   budget?: RollbackBudget;
+  /** The id of the server key that asked (`memgit server`), recorded as `Memory-Key`. */
+  key?: string;
 }
 
 export interface RollbackFileDiff extends FileDiff {
@@ -257,6 +259,9 @@ async function run(store: MemoryStore, operation: RollbackOperation, options: Ro
     throw new RollbackRefusedError(`memgit: invalid operator name ${JSON.stringify(operator)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
   }
   const reason = options.reason !== undefined && oneLine(options.reason) !== '' ? oneLine(options.reason) : undefined;
+  if (options.key !== undefined && !(typeof options.key === 'string' && KEY_ID_PATTERN.test(options.key))) {
+    throw new RollbackRefusedError(`memgit: invalid key id ${JSON.stringify(options.key)}`);
+  }
   const actor = `operator:${operator}`;
   const checkHead = (head: string) => {
     if (options.expectHead !== undefined && options.expectHead !== head) throw new StaleHeadError(options.expectHead, head);
@@ -282,7 +287,7 @@ async function run(store: MemoryStore, operation: RollbackOperation, options: Ro
     const p = await finish(store, plan, head, steps);
     Object.assign(made, { plan: p, head });
     if (p.conflicts.length || !changed(p)) return null;
-    const meta: CommitMeta = { title: p.title, actor, reverts: p.reverts, reason };
+    const meta: CommitMeta = { title: p.title, actor, reverts: p.reverts, reason, ...(options.key !== undefined ? { key: options.key } : {}) };
     const previousTree = (await store.objects.entryAt(await store.commitTree(head), MEMORY_ROOT))?.oid ?? null;
     return { memoryTree: await writeMemoryTree(store.objects, p.after, previousTree), meta, value: null };
   });

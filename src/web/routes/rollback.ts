@@ -2,7 +2,7 @@ import express, { Request, Response, Router } from 'express';
 import { isValidId } from '../../contract/paths';
 import { oneLine } from '../../store/commit-message';
 import { ReadOnlyStoreError } from '../../store/errors';
-import { bearerToken, CSRF_FIELD, OperatorAuth, sameOriginOnly, tooManyFailures } from '../auth';
+import { bearerToken, CSRF_FIELD, OperatorAuth, OperatorAuthOptions, sameOriginOnly, tooManyFailures } from '../auth';
 import { renderHtml, RouteModule, WebDeps } from '../page';
 import { noStore } from '../security';
 import { redactionActions } from './redaction';
@@ -20,6 +20,10 @@ export interface RollbackRouteOptions {
   token: string;
   /** Mark cookies Secure (the public URL is HTTPS); createApp also sets this from its publicUrl. */
   secureCookies?: boolean;
+  /** Who failed logins count against (OperatorAuthOptions.failureKey; default: the client's address). */
+  failureKey?: OperatorAuthOptions['failureKey'];
+  /** The id of the server key a request came with (memgit server), recorded on its rollbacks as `Memory-Key`. */
+  keyOf?: (req: Request) => string | undefined;
 }
 
 /** The rollback routes, carrying the login they check (createApp uses it for the read gate). */
@@ -29,7 +33,11 @@ const BODY_LIMIT = '16kb';
 const MAX_REASON_LENGTH = 200;
 
 export function rollbackRoutes(options: RollbackRouteOptions): RollbackRouteModule {
-  const auth = new OperatorAuth(options.token, Date.now, { secureCookies: options.secureCookies });
+  const auth = new OperatorAuth(options.token, Date.now, { secureCookies: options.secureCookies, failureKey: options.failureKey });
+  const keyOf = (req: Request): { key?: string } => {
+    const key = options.keyOf?.(req);
+    return key === undefined ? {} : { key };
+  };
   const module: RouteModule = (router: Router, deps: WebDeps) => {
     // A store memgit may not write (a read-only clone) is offered no action; the pages say why, and
     // every action route answers 409 with the store's own read-only message.
@@ -66,7 +74,7 @@ export function rollbackRoutes(options: RollbackRouteOptions): RollbackRouteModu
       const check = await auth.checkTokenFrom(req, body.token);
       if (!check.ok && check.retryAfterS !== null) {
         res.status(429).set('Retry-After', String(check.retryAfterS));
-        return renderHtml(res, deps, 'pages/rollback-login.njk', { ...loginModel(req, res, auth), error: `Too many failed logins from this address; try again in ${check.retryAfterS} seconds.` }, req);
+        return renderHtml(res, deps, 'pages/rollback-login.njk', { ...loginModel(req, res, auth), error: `Too many failed logins from this client; try again in ${check.retryAfterS} seconds.` }, req);
       }
       if (!check.ok) {
         res.status(401);
@@ -102,7 +110,7 @@ export function rollbackRoutes(options: RollbackRouteOptions): RollbackRouteModu
         const reason = readReason(body.reason);
         const expectHead = typeof body.expectHead === 'string' && body.expectHead ? body.expectHead : undefined;
         try {
-          const outcome = await runAction(deps.ctx, action, { operator, reason, expectHead });
+          const outcome = await runAction(deps.ctx, action, { operator, reason, expectHead, ...keyOf(req) });
           if (outcome.status === 'committed') return res.redirect(303, `/commits/${outcome.commit}`);
           res.status(outcome.status === 'conflict' ? 409 : 200);
           renderHtml(res, deps, 'pages/rollback-confirm.njk', confirmPage(req, res, auth, operator, await describe(deps.ctx, action, outcome), reason), req);
@@ -150,6 +158,7 @@ export function rollbackRoutes(options: RollbackRouteOptions): RollbackRouteModu
         reason: readReason(body.reason),
         dryRun: body.dryRun === true,
         expectHead: typeof body.expectHead === 'string' ? body.expectHead : undefined,
+        ...keyOf(req),
       }).catch((error: unknown) => {
         if (error instanceof StaleHeadError) return null;
         throw error;

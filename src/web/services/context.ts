@@ -5,6 +5,7 @@ import { historyContext, HistoryContext } from '../../history/context';
 import { HISTORY_CACHE_BUDGETS, LruCache, roughBytes } from '../../history/cache';
 import { pointAt, RefKind } from '../../history/points';
 import { positionedCommitRecord, PositionedCommitRecord } from '../../history/records';
+import type { CacheBudget } from '../../store/cache-budget';
 import type { MemoryStore } from '../../store/memory-store';
 
 export { blameStateBytes, LruCache, roughBytes, stringBytes } from '../../history/cache';
@@ -31,9 +32,14 @@ export const CACHE_BUDGETS = {
   diffs: { total: 32 * MIB, entry: 4 * MIB },
 } as const;
 
-export function createAuditContext(store: MemoryStore): AuditContext {
+/**
+ * The caches of one store's audit UI. With `budget` (memgit server: one budget for every open store and
+ * its UI), their entries also count against that shared budget, on top of the bounds above; the read
+ * model's caches count against the store's own budget (the same one under memgit server), else this one.
+ */
+export function createAuditContext(store: MemoryStore, budget?: CacheBudget): AuditContext {
   const b = CACHE_BUDGETS;
-  return { ...historyContext(store), diffs: new LruCache(1000, (v) => roughBytes(v), b.diffs.total, b.diffs.entry) };
+  return { ...historyContext(store, budget), diffs: new LruCache(1000, (v) => roughBytes(v), b.diffs.total, b.diffs.entry, budget) };
 }
 
 /** The entry a point names (the read model's points; `kind` restricts it to commits or calls), or HEAD when none is given. */
