@@ -1,6 +1,5 @@
-import { revertedBy as revertedByIndex } from '../../history/reverts';
 import { AmbiguousPointError, AmbiguousRefError, CommitNotFoundError, InvalidPointError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
-import { DIFF_MAX_EDIT_LENGTH } from '../../store/history/line-stats';
+import { DIFF_MAX_EDIT_LENGTH } from '../../history/diffs';
 import { contentsOf, RollbackBudget, RollbackFileDiff, RollbackOptions, RollbackOutcome } from '../../store/rollback';
 import { MAX_PAGE_DIFF_CHARS, WorkBudget, yieldToLoop } from './budget';
 import { AuditContext, BadRequest, CommitSummary, entryFor, NotFound, summarise } from './context';
@@ -219,9 +218,4 @@ function targetOfReset(ctx: AuditContext, outcome: RollbackOutcome): string | nu
   const oldestUndone = outcome.reverts[outcome.reverts.length - 1];
   if (!oldestUndone) return outcome.head;
   return ctx.store.history.get(oldestUndone)?.parent ?? null;
-}
-
-/** Which operator commits reverted a commit (the index over Memory-Reverts trailers lives in src/history). */
-export function revertedBy(ctx: AuditContext, commit: string): CommitSummary[] {
-  return revertedByIndex(ctx.store.history, commit).map((entry) => summarise(ctx, entry));
 }
