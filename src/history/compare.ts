@@ -1,4 +1,5 @@
 import { diffLines } from 'diff';
+import { MEMORY_ROOT } from '../contract/paths';
 import { blobText, FileDiff, isMemoryFile, unifiedTextDiff } from '../store/commit-diff';
 import type { HistoryEntry, HistoryIndex } from '../store/history-index';
 import type { MemoryStore } from '../store/memory-store';
@@ -28,7 +29,7 @@ export interface Comparison {
   files: ComparedFile[];
 }
 
-export async function compareMemory(store: MemoryStore, from: HistoryEntry, to: HistoryEntry, virtualPath = '/memories'): Promise<Comparison> {
+export async function compareMemory(store: MemoryStore, from: HistoryEntry, to: HistoryEntry, virtualPath = MEMORY_ROOT): Promise<Comparison> {
   const prefix = virtualPath.slice(1);
   const within = (p: string) => isMemoryFile(p) && (p === prefix || p.startsWith(`${prefix}/`));
   const [before, after] = await Promise.all([

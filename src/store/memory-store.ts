@@ -13,7 +13,8 @@ import { DIR_MODE, DurableFs, removeStaleTempFiles, syncDir } from './durable-fs
 import { inspectStoreDir, NotFinishedError, tightenPermissions, writeMarker } from './store-guard';
 import { classifyFault, describeError, faultText, isApiMisuse } from './fault';
 import { AmbiguousRefError, CommitNotFoundError, InvalidToolUseError, NotAStoreError, ReadOnlyStoreError, SessionKeyError, StoreClosedError, StoreCorruptError } from './errors';
-import { GitTreeReader, MEMORY_ROOT, toRepoPath } from './git-reader';
+import { MEMORY_REPO_ROOT } from '../contract/paths';
+import { GitTreeReader, toRepoPath } from './git-reader';
 import { HistoryEntry, HistoryIndex, makeEntry } from './history-index';
 import { estimateLooseObjects, GcOptions, GcReport, repack } from './gc';
 import { diffTrees, FileChange, ObjectStore } from './objects';
@@ -652,13 +653,13 @@ export class MemoryStore {
   }
 
   private async replaceMemoryTree(headTree: string, memoryTree: string | null): Promise<string> {
-    const rootEntries = (await this.objects.readTree(headTree)).filter((e) => e.path !== MEMORY_ROOT);
+    const rootEntries = (await this.objects.readTree(headTree)).filter((e) => e.path !== MEMORY_REPO_ROOT);
     let tree = memoryTree;
     if (!tree || (await this.objects.readTree(tree)).length === 0) {
       const keep = await this.objects.writeBlob(new Uint8Array(0));
       tree = await this.objects.writeTree([{ mode: '100644', path: KEEP_FILE, oid: keep, type: 'blob' }]);
     }
-    rootEntries.push({ mode: '040000', path: MEMORY_ROOT, oid: tree, type: 'tree' });
+    rootEntries.push({ mode: '040000', path: MEMORY_REPO_ROOT, oid: tree, type: 'tree' });
     return this.objects.writeTree(rootEntries);
   }
 
@@ -953,7 +954,7 @@ export class MemoryStore {
     const memories = await this.objects.writeTree([{ mode: '100644', path: KEEP_FILE, oid: keep, type: 'blob' }]);
     const root = await this.objects.writeTree([
       { mode: '100644', path: '.gitattributes', oid: attributes, type: 'blob' },
-      { mode: '040000', path: MEMORY_ROOT, oid: memories, type: 'tree' },
+      { mode: '040000', path: MEMORY_REPO_ROOT, oid: memories, type: 'tree' },
     ]);
     await this.beginTransaction();
     const person = { ...this.author, timestamp: Math.floor(this.now() / 1000), timezoneOffset: 0 };

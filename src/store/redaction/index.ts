@@ -1,6 +1,7 @@
 import * as nodeFs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import { oneLine } from '../commit-message';
 import { RedactionRefusedError, StaleHeadError } from '../errors';
 import { repack } from '../gc';
@@ -247,7 +248,7 @@ async function buildRedactor(port: RedactionPort, options: RedactOptions, kind: 
       if (!entry) throw new RedactionRefusedError(`memgit: no call with tool_use id ${JSON.stringify(options.call)} in this store`);
       const lines = new Set<string>();
       for (const change of entry.changes) {
-        if (!change.newOid || !change.path.startsWith('memories/')) continue;
+        if (!change.newOid || !change.path.startsWith(`${MEMORY_REPO_ROOT}/`)) continue;
         const before = change.oldOid ? Buffer.from(await port.objects.readBlob(change.oldOid)).toString('utf8') : '';
         const after = Buffer.from(await port.objects.readBlob(change.newOid)).toString('utf8');
         for (const line of addedLines(before, after)) lines.add(line);

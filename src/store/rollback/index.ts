@@ -3,7 +3,8 @@ import { blobText, FileDiff, isMemoryFile, unifiedTextDiffWithin } from '../comm
 import { oneLine, CommitMeta, KEY_ID_PATTERN } from '../commit-message';
 import { RollbackRefusedError, StaleHeadError } from '../errors';
 import { isIsoTime } from '../points';
-import { MEMORY_ROOT, toRepoPath } from '../git-reader';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
+import { toRepoPath } from '../git-reader';
 import type { HistoryEntry, HistoryIndex } from '../history-index';
 import type { MemoryStore } from '../memory-store';
 import { PlanStopped, PlanSteps, RollbackBudget, RollbackStop } from './budget';
@@ -91,7 +92,7 @@ export function revert(store: MemoryStore, ref: string, options: RollbackOptions
   return run(store, 'revert', options, async (s, head, steps) => {
     const target = await resolveTarget(s, ref);
     if (target.parent === null) throw new RollbackRefusedError('memgit: the first commit initialises the store and cannot be reverted; use reset');
-    if (!target.changes.some((c) => c.path.startsWith(`${MEMORY_ROOT}/`))) {
+    if (!target.changes.some((c) => c.path.startsWith(`${MEMORY_REPO_ROOT}/`))) {
       throw new RollbackRefusedError(`memgit: ${describeCall(target)} changed no memory file; nothing to revert`);
     }
     return planReverts(s, head, `revert ${describeCall(target)}`, [target], steps);
@@ -288,7 +289,7 @@ async function run(store: MemoryStore, operation: RollbackOperation, options: Ro
     Object.assign(made, { plan: p, head });
     if (p.conflicts.length || !changed(p)) return null;
     const meta: CommitMeta = { title: p.title, actor, reverts: p.reverts, reason, ...(options.key !== undefined ? { key: options.key } : {}) };
-    const previousTree = (await store.objects.entryAt(await store.commitTree(head), MEMORY_ROOT))?.oid ?? null;
+    const previousTree = (await store.objects.entryAt(await store.commitTree(head), MEMORY_REPO_ROOT))?.oid ?? null;
     return { memoryTree: await writeMemoryTree(store.objects, p.after, previousTree), meta, value: null };
   });
   return outcome(store, operation, made.plan!, made.head!, commit, actor, reason, 'committed', steps);
