@@ -7,8 +7,9 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { errorMessage } from '../contract/format';
 import { isValidId } from '../contract/paths';
-import type { ExecutionReport, MemoryStore } from '../store/memory-store';
-import type { ContextClearedEvent, EventAnchor, NewTimelineEvent, TimelineRecord } from '../store/timeline';
+import { historyContext } from '../history/context';
+import { sessionCommits } from '../history/sessions';
+import type { ContextClearedEvent, EventAnchor, ExecutionReport, MemoryStore, NewTimelineEvent, TimelineRecord } from '../store';
 import { logField } from './terminal';
 
 /** The model `memgit chat` uses unless --model or MEMGIT_MODEL says otherwise. */
@@ -146,7 +147,7 @@ export class ChatSession {
     const { client, store, session } = this.options;
     const stream = this.options.stream ?? true;
     // A continued session (--session) already has calls: later events come after its last one.
-    const earlier = store.history.bySession(session).at(-1);
+    const earlier = sessionCommits(historyContext(store), session).at(-1);
     const anchor = (this.anchor ??= { afterCommit: earlier?.commit ?? null, afterToolUseId: earlier?.toolUseId ?? null });
     const tool = store.memoryTool({ session }, (report, input) => {
       const call = describeCall(report, input);

@@ -28,7 +28,7 @@ import { registerCat } from './commands/cat';
 import { registerLs } from './commands/ls';
 import { registerDiff } from './commands/diff';
 import { registerSessions } from './commands/sessions';
-import { InvalidPointError, MemgitError } from '../store/errors';
+import { InvalidPointError, MemgitError } from '../store';
 import { EXIT_CODES_HELP, EXIT_ERROR, EXIT_USAGE } from './options';
 
 const { version } = require('../../../package.json') as { version: string };

@@ -1,9 +1,8 @@
 import { diffLines } from 'diff';
 import { MEMORY_ROOT } from '../contract/paths';
-import { blobText, FileDiff, isMemoryFile, unifiedTextDiff } from '../store/commit-diff';
+import { blobText, FileDiff, isMemoryFile, unifiedTextDiff } from '../store/history-index/file-diffs';
 import type { HistoryEntry, HistoryIndex } from '../store/history-index';
-import type { MemoryStore } from '../store/memory-store';
-import { readMemoryFiles } from '../store/rollback/memory-state';
+import { type MemoryStore, readMemoryFiles } from '../store';
 
 /**
  * The memory at one point against the memory at another (`memgit diff`, the UI's compare view): every

@@ -1,6 +1,5 @@
 import { MEMORY_ROOT, resolvePath } from '../contract/paths';
-import { InvalidPointError, MemgitError } from '../store/errors';
-import { impossibleDate, isIsoTime, parseIsoTime } from '../store/points';
+import { impossibleDate, InvalidPointError, isIsoTime, MemgitError, parseIsoTime } from '../store';
 import { toVirtualPrefix } from './paths';
 
 /**

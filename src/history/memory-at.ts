@@ -1,9 +1,7 @@
 import { MEMORY_ROOT } from '../contract/paths';
-import { blobText, isMemoryFile } from '../store/commit-diff';
-import { PathNotFoundError } from '../store/errors';
+import { blobText, isMemoryFile } from '../store/history-index/file-diffs';
+import { FILE_MODE, KEEP_FILE, listFiles, PathNotFoundError } from '../store';
 import type { HistoryEntry } from '../store/history-index/entry';
-import { FILE_MODE, listFiles } from '../store/objects';
-import { KEEP_FILE } from '../store/tree-draft';
 import { HistoryContext, sizeOf } from './context';
 import { describePoint } from './points';
 

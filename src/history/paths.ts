@@ -5,7 +5,7 @@
 import { MEMORY_REPO_ROOT, MEMORY_ROOT } from '../contract/paths';
 
 export { MEMORY_REPO_ROOT, MEMORY_ROOT } from '../contract/paths';
-export { repoPathToVirtual, toRepoPath } from '../store/git-reader';
+export { repoPathToVirtual, toRepoPath } from '../store';
 
 /** `/memories/a`, `memories/a`, `a` and `/a` all mean the memory path /memories/a (the UI's path box). */
 export function toVirtualPrefix(p: string): string {

@@ -4,9 +4,7 @@
  * tool_use does, so the result texts are the contract's, byte for byte.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientInfo } from '../store/commit-message';
-import { LockTimeoutError, ReadOnlyStoreError, SessionKeyError, StoreClosedError } from '../store/errors';
-import type { ExecutionReport, MemoryStore } from '../store/memory-store';
+import { type ClientInfo, type ExecutionReport, LockTimeoutError, type MemoryStore, ReadOnlyStoreError, SessionKeyError, StoreClosedError } from '../store';
 import { newMcpCallId } from './ids';
 import { StoreAccess, StoreUnavailableError } from './store-access';
 

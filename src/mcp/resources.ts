@@ -11,8 +11,7 @@ import type { RelPath } from '../contract/types';
 import { historyContext, sizeOf } from '../history/context';
 import { memoryFilesAt, readFileAt } from '../history/memory-at';
 import { currentHead } from '../history/points';
-import { PathNotFoundError } from '../store/errors';
-import type { MemoryStore } from '../store/memory-store';
+import { type MemoryStore, PathNotFoundError } from '../store';
 import { INVALID_PARAMS, protocolError, RESOURCE_NOT_FOUND } from './protocol-error';
 
 export const RESOURCE_SCHEME = 'memory://';

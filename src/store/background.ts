@@ -34,6 +34,7 @@ export class BackgroundJobs {
   private commitsSinceGcCheck = 0;
   private pendingGc: Promise<void> | null = null;
   private replicator: Replicator | null = null;
+  private flagScan: (() => void) | null = null;
   /** Flag personal data too (`StoreOptions.flagPersonalData`, else the store's `memgit.flagpersonaldata`). */
   personalData = false;
 
@@ -91,8 +92,14 @@ export class BackgroundJobs {
     const configured = await configFlag(this.parts.gitFs, this.parts.gitdir, 'memgit.flagpersonaldata');
     this.personalData = options.flagPersonalData ?? configured;
     const scan = () => void flags.catchUp(history);
+    this.flagScan = scan;
     this.listeners.add(scan);
     scan();
+  }
+
+  /** Scan history for flags again (after they were reset), if flagging runs in this process. */
+  rescanFlags(): void {
+    this.flagScan?.();
   }
 
   /** The store closes: wait for a push under way or owed (up to `flushMs`) and briefly for a flag scan. */

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import git from 'isomorphic-git';
 import type { ContractOptions } from '../contract/types';
 import { BackgroundJobs } from './background';
 import type { CacheBudget } from './cache-budget';
@@ -16,10 +17,18 @@ import { HistoryEntry, HistoryIndex } from './history-index';
 import { lookupPoint, lookupRef } from './lookup';
 import { createMemoryTool, MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, ToolErrorClass } from './memory-tool';
 import { ObjectStore } from './objects';
-import { checkedClock, checkStoreOptions, DEFAULT_AUTHOR, DEFAULT_AUTO_GC_LOOSE_OBJECTS, DEFAULT_MAX_FILE_BYTES, DEFAULT_REPLICATION_FLUSH_MS, stderrLog } from './options';
+import {
+  checkedClock,
+  checkStoreOptions,
+  DEFAULT_AUTHOR,
+  DEFAULT_AUTO_GC_LOOSE_OBJECTS,
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_REPLICATION_FLUSH_MS,
+  stderrLog,
+} from './options';
 import { PortParts, redactionPort, replicationPort, rollbackPort } from './ports';
 import * as redaction from './redaction';
-import type { RedactionOutcome, RedactionPort, RedactOptions } from './redaction';
+import type { RedactionLog, RedactionOutcome, RedactionPort, RedactOptions } from './redaction';
 import type { ReplicationPort } from './replication';
 import { configFlag } from './repo-config';
 import type { RefKind } from './resolve-ref';
@@ -232,6 +241,24 @@ export class MemoryStore {
     this.assertOpen();
     if (this.readOnly) throw new ReadOnlyStoreError();
     return redaction.redact(this.redaction(), options, this.author);
+  }
+
+  /** The redactions this store recorded (its audit log): what the UI, the CLI and the read model ask of them. */
+  redactionLog(): RedactionLog {
+    return redaction.redactionLog(this.portParts());
+  }
+
+  /**
+   * Flag personal data in this store from now on, or stop (`memgit flags --personal-data on|off`): kept
+   * in the store's config (`memgit.flagpersonaldata`), and every call is scanned again.
+   */
+  async setPersonalDataFlagging(on: boolean): Promise<void> {
+    this.assertOpen();
+    await git.setConfig({ fs: this.durableFs.gitFs, gitdir: this.gitdir, path: 'memgit.flagpersonaldata', value: on ? 'true' : 'false' });
+    this.jobs.personalData = on;
+    await this.flags.idle();
+    this.flags.reset();
+    this.jobs.rescanFlags();
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Environment } from 'nunjucks';
-import { ReadOnlyStoreError } from '../store/errors';
+import { ReadOnlyStoreError } from '../store';
 import { resolveLabels } from './labels';
 import { AuditContext, BadRequest, NotFound } from './services/context';
 

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { MEMORY_REPO_ROOT, MEMORY_ROOT, resolvePath } from '../../contract/paths';
-import { CommitNotFoundError } from '../../store/errors';
+import { CommitNotFoundError } from '../../store';
 import { blameAt } from '../../history/blame';
 import { historyContext } from '../../history/context';
 import { currentHead, entryOf, pointAt } from '../../history/points';

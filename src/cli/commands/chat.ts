@@ -11,7 +11,7 @@ import {
   MIN_COMPACTION_TRIGGER,
 } from '../../agent/chat-session';
 import { isValidId } from '../../contract/paths';
-import { newSessionId } from '../../store/session-id';
+import { newSessionId } from '../../store';
 import { fail, openStore, positiveInteger, repoOption, resolveRepo, usage } from '../options';
 
 interface ChatOptions {

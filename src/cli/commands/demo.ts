@@ -4,7 +4,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { formatContextEvent, formatMemoryCall } from '../../agent/chat-session';
 import { DEFAULT_DEMO_DIR } from '../../agent/demo/defaults';
 import { COMPACTED_SESSION, INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../agent/demo/transcript';
-import { MemoryStore } from '../../store/memory-store';
+import { MemoryStore } from '../../store';
 import { toLine } from './log';
 import { fail } from '../options';
 import { listenFailure, serveUntilStopped } from './serve';

@@ -1,7 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
-import type { MemoryStore } from '../../store/memory-store';
+import { type MemoryStore, registerHolder } from '../../store';
 import type { RunningServer } from '../../web/server';
-import { registerHolder } from '../../store/holders';
 import { fail, openStore, repoOption } from '../options';
 
 export function registerServe(program: Command): void {

@@ -368,6 +368,31 @@ export async function verifyRedaction(
 }
 
 /**
+ * What readers ask of the redactions a store recorded (its audit log on refs/memgit/audit): handed out by
+ * `MemoryStore.redactionLog()`, so that the UI, the CLI and the read model never hold the redaction port
+ * (which can rewrite history) to ask it.
+ */
+export interface RedactionLog {
+  /** Every recorded redaction, oldest first. */
+  records(): Promise<RedactionRecord[]>;
+  /** Their ids, without reading the records. */
+  ids(): Promise<string[]>;
+  /** See `rewrittenFrom`: whether `ref` named the commit `resolved` by an id from before a redaction. */
+  rewrittenFrom(ref: string, resolved: string): Promise<{ old: string; redaction: string } | null>;
+  /** See `verifyRedaction`: search every object and file of the store for the text or regex again. */
+  verify(id: string, target: RedactionTarget): Promise<VerificationReport>;
+}
+
+export function redactionLog(port: Pick<RedactionPort, 'objects' | 'durableFs' | 'gitdir' | 'dir'>): RedactionLog {
+  return {
+    records: () => listRedactions(port),
+    ids: () => redactionIds(port),
+    rewrittenFrom: (ref, resolved) => rewrittenFrom(port, ref, resolved),
+    verify: (id, target) => verifyRedaction(port, id, target),
+  };
+}
+
+/**
  * The JSON-lines files memgit keeps under `.git/memgit/` beside git (the session timeline, the call log,
  * ...): every string in every record goes through the redactor, and the file is replaced atomically.
  * The history index and the flags are rebuilt after the rewrite instead.

@@ -1,5 +1,5 @@
 import { resolvePath, isValidId } from '../../contract/paths';
-import { blobText, FileDiff, isMemoryFile, unifiedTextDiffWithin } from '../commit-diff';
+import { blobText, FileDiff, isMemoryFile, unifiedTextDiffWithin } from '../history-index/file-diffs';
 import { oneLine, CommitMeta, KEY_ID_PATTERN } from '../commit-message';
 import { RollbackRefusedError, StaleHeadError } from '../errors';
 import { isIsoTime } from '../points';

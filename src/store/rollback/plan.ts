@@ -1,4 +1,4 @@
-import { blobText } from '../commit-diff';
+import { blobText } from '../history-index/file-diffs';
 import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import type { HistoryEntry, HistoryIndex } from '../history-index';
 import { FILE_MODE, FileChange, ObjectStore } from '../objects';

@@ -15,7 +15,7 @@ import {
   runRedaction,
   StaleHeadError,
 } from '../services/redaction';
-import type { RedactionOutcome } from '../../store/redaction';
+import type { RedactionOutcome } from '../../store';
 
 /**
  * The redaction action, behind the operator login of the rollback routes (which mount it): a form

@@ -1,7 +1,6 @@
 import express, { Request, Response, Router } from 'express';
 import { isValidId } from '../../contract/paths';
-import { oneLine } from '../../store/commit-message';
-import { ReadOnlyStoreError } from '../../store/errors';
+import { oneLine, ReadOnlyStoreError } from '../../store';
 import { bearerToken, CSRF_FIELD, OperatorAuth, OperatorAuthOptions, sameOriginOnly, tooManyFailures } from '../auth';
 import { renderHtml, RouteModule, WebDeps } from '../page';
 import { noStore } from '../security';

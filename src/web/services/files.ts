@@ -6,7 +6,7 @@ import { directoryAt, readFileAt } from '../../history/memory-at';
 import { currentPath, fileRevisions, Revision } from '../../history/revisions';
 import { entryOf } from '../../history/points';
 import { fileRevisionRecord, FileRevisionRecord } from '../../history/records';
-import { PathNotFoundError } from '../../store/errors';
+import { PathNotFoundError } from '../../store';
 import { hasHidden } from '../filters';
 import { MAX_LINE_CHARS } from './diff-view';
 import { AuditContext, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';

@@ -1,6 +1,18 @@
-import { AmbiguousPointError, AmbiguousRefError, CommitNotFoundError, InvalidPointError, RollbackRefusedError, StaleHeadError } from '../../store/errors';
+import {
+  AmbiguousPointError,
+  AmbiguousRefError,
+  CommitNotFoundError,
+  contentsOf,
+  InvalidPointError,
+  RollbackBudget,
+  RollbackFileDiff,
+  RollbackOptions,
+  RollbackOutcome,
+  RollbackRefusedError,
+  StaleHeadError,
+} from '../../store';
 import { DIFF_MAX_EDIT_LENGTH } from '../../history/diffs';
-import { contentsOf, RollbackBudget, RollbackFileDiff, RollbackOptions, RollbackOutcome } from '../../store/rollback';
+import { entryOf } from '../../history/points';
 import { MAX_PAGE_DIFF_CHARS, WorkBudget, yieldToLoop } from './budget';
 import { AuditContext, BadRequest, CommitSummary, entryFor, NotFound, summarise } from './context';
 import { compareTexts, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
@@ -206,7 +218,7 @@ export async function describe(ctx: AuditContext, action: RollbackAction, outcom
   const conflictCalls: Record<string, CommitSummary> = {};
   for (const c of outcome.conflicts) {
     for (const call of c.calls) {
-      const entry = ctx.store.history.get(call.commit);
+      const entry = entryOf(ctx, call.commit);
       if (entry) conflictCalls[call.commit] = summarise(ctx, entry);
     }
   }
@@ -217,5 +229,5 @@ export async function describe(ctx: AuditContext, action: RollbackAction, outcom
 function targetOfReset(ctx: AuditContext, outcome: RollbackOutcome): string | null {
   const oldestUndone = outcome.reverts[outcome.reverts.length - 1];
   if (!oldestUndone) return outcome.head;
-  return ctx.store.history.get(oldestUndone)?.parent ?? null;
+  return entryOf(ctx, oldestUndone)?.parent ?? null;
 }

@@ -1,9 +1,9 @@
 import { formatPatch, structuredPatch, StructuredPatch } from 'diff';
-import type { HistoryEntry } from './history-index/entry';
-import { MEMORY_REPO_ROOT } from '../contract/paths';
-import type { ObjectStore } from './objects';
-import { KEEP_FILE } from './tree-draft';
-import { beyondEditLength } from './history-index/line-stats';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
+import type { ObjectStore } from '../objects';
+import { KEEP_FILE } from '../tree-draft';
+import type { HistoryEntry } from './entry';
+import { beyondEditLength } from './line-stats';
 
 /** The memory files one commit changed, with their contents before and after (renames paired). */
 
