@@ -7,7 +7,7 @@ import { InvalidToolUseError, ReadOnlyStoreError, SessionKeyError } from './erro
 import { classifyFault, describeError, faultText, isApiMisuse } from './fault';
 import { toRepoPath } from './git-reader';
 import type { HistoryEntry, HistoryIndex } from './history-index';
-import { asMemoryToolUse, isRecord, toolResult } from './memory-tool';
+import { asMemoryToolUse, isRecord, toolResult } from './sdk-tool';
 import type { ObjectStore } from './objects';
 import type { TreeCache } from './tree-cache';
 import { TreeDraft } from './tree-draft';

@@ -13,8 +13,8 @@
 export { MemoryStore } from './memory-store';
 export { DEFAULT_AUTHOR, DEFAULT_MAX_FILE_BYTES } from './options';
 export type { Author, CommitStep, ExecuteContext, ExecuteOptions, ExecutionReport, MemoryToolUse, StoreOptions, ToolResult } from './types';
-export { asMemoryToolUse, runnableMemoryTool } from './memory-tool';
-export type { MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, RunnerToolUse, ToolErrorClass } from './memory-tool';
+export { asMemoryToolUse, runnableMemoryTool } from './sdk-tool';
+export type { MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, RunnerToolUse, ToolErrorClass } from './sdk-tool';
 export { newSessionId } from './session-id';
 export type { ClientInfo, CommitMeta } from './commit-message';
 export { oneLine } from './commit-message';

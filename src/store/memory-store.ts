@@ -15,7 +15,6 @@ import { GcOptions, GcReport, repack } from './gc';
 import type { GitTreeReader } from './git-reader';
 import { HistoryEntry, HistoryIndex } from './history-index';
 import { lookupPoint, lookupRef } from './lookup';
-import { createMemoryTool, MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, ToolErrorClass } from './memory-tool';
 import { ObjectStore } from './objects';
 import {
   checkedClock,
@@ -34,6 +33,7 @@ import { configFlag } from './repo-config';
 import type { RefKind } from './resolve-ref';
 import * as rollback from './rollback';
 import type { RestoreOptions, RollbackOptions, RollbackOutcome, RollbackPort } from './rollback';
+import { createMemoryTool, MemoryToolCallHook, MemoryToolOptions, RunnableMemoryTool, ToolErrorClass } from './sdk-tool';
 import { inspectStoreDir, tightenPermissions, writeMarker } from './store-guard';
 import { NewTimelineEvent, Timeline, TimelineRecord } from './timeline';
 import { TreeCache } from './tree-cache';
@@ -43,10 +43,11 @@ import { Worktree } from './worktree';
 import { WriteLock } from './write-lock';
 import { ChainStep, WriteProtocol } from './write-protocol';
 
-// The types of MemoryStore's own signatures, and its defaults, for whoever imports the class from here.
+// The types of MemoryStore's own signatures and its defaults, for whoever imports the class from here
+// (src/index.ts and the edges import them from the front door, index.ts).
 export type { Author, CommitStep, ExecuteContext, ExecuteOptions, ExecutionReport, MemoryToolUse, StoreOptions, ToolResult } from './types';
 export { DEFAULT_AUTHOR, DEFAULT_MAX_FILE_BYTES } from './options';
-export { asMemoryToolUse } from './memory-tool';
+export { asMemoryToolUse } from './sdk-tool';
 
 /**
  * A memory store: a git repository whose `memories/` tree is Claude's `/memories`.
@@ -56,7 +57,7 @@ export { asMemoryToolUse } from './memory-tool';
  *
  * This file is the hub: it opens a store and wires its parts, and each of its methods is a thin door to
  * one of them — the call path (execute.ts), the crash-safe write protocol and its recovery
- * (write-protocol.ts), option checks (options.ts), the SDK's tool (memory-tool.ts), points in history
+ * (write-protocol.ts), option checks (options.ts), the SDK's tool (sdk-tool.ts), points in history
  * (lookup.ts), the ports of rollback, redaction and replication (ports.ts), and the work done after a call
  * is acknowledged (background.ts).
  */
@@ -88,7 +89,7 @@ export class MemoryStore {
   private readonly replicationFlushMs: number;
   private closed = false;
 
-  /** The SDK ToolError copy the runnable tool throws (see memory-tool.ts; the ESM entry overrides it). */
+  /** The SDK ToolError copy the runnable tool throws (see sdk-tool.ts; the ESM entry overrides it). */
   protected static toolError: ToolErrorClass = ToolError;
 
   protected constructor(dir: string, options: StoreOptions) {
