@@ -5,7 +5,7 @@ import type { ReplicatorOptions } from './replication/replicator';
 
 /**
  * The store's vocabulary, in a file of its own (no code): what opening a store takes, what a call is and
- * what it answers. The hub (memory-store.ts) and the modules beside it (the call path, the memory tool,
+ * what it answers. The hub (memory-store.ts) and the modules beside it (the call path, the SDK tool,
  * rollback, import) all name these types from here, so none of them has to import another for a type.
  */
 
