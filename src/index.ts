@@ -69,8 +69,8 @@ export {
   listKeys,
   revokeKey,
   isValidStoreId,
-} from './stores';
-export type { RegistryOptions, StoreSummary, Scope, KeyInfo } from './stores';
+} from './tenancy';
+export type { RegistryOptions, StoreSummary, Scope, KeyInfo } from './tenancy';
 export { startServer } from './web/server';
 export type { ServerOptions, RunningServer } from './web/server';
 export { createApp } from './web/app';

@@ -11,8 +11,8 @@ import pino from 'pino';
 import { storeUi } from '../../src/cli/commands/server';
 import { createServerApp } from '../../src/server/app';
 import { Authorizer } from '../../src/server/auth';
-import { createKey, KeyRing } from '../../src/stores/keys';
-import { StoreRegistry } from '../../src/stores/registry';
+import { createKey, KeyRing } from '../../src/tenancy/keys';
+import { StoreRegistry } from '../../src/tenancy/registry';
 import { git } from '../rollback/helpers';
 import { QUIET, toolUse, useTempDir } from '../store/git-helpers';
 

@@ -10,8 +10,8 @@ import pino from 'pino';
 import { storeUi } from '../../src/cli/commands/server';
 import { createServerApp } from '../../src/server/app';
 import { Authorizer } from '../../src/server/auth';
-import { createKey, KeyRing } from '../../src/stores/keys';
-import { StoreRegistry } from '../../src/stores/registry';
+import { createKey, KeyRing } from '../../src/tenancy/keys';
+import { StoreRegistry } from '../../src/tenancy/registry';
 import { QUIET, toolUse, useTempDir } from '../store/git-helpers';
 
 const tempDir = useTempDir();

@@ -6,7 +6,7 @@ import type { McpTarget } from '../../mcp/http';
 import type { StoreAccess } from '../../mcp/store-access';
 import type { ServerAppOptions, StoreUi } from '../../server/app';
 import type { MemoryStore } from '../../store/memory-store';
-import type { KeyInfo } from '../../stores/keys';
+import type { KeyInfo } from '../../tenancy/keys';
 import { fail, positiveInteger } from '../options';
 
 export const DEFAULT_ROOT = 'memories-repo';
@@ -152,9 +152,9 @@ function mcpMount(limits: { maxSessions: number; maxSessionsPerOwner: number; bo
 } {
   const { createMcpHttpHandler } = require('../../mcp/http') as typeof import('../../mcp/http');
   const { StoreUnavailableError } = require('../../mcp/store-access') as typeof import('../../mcp/store-access');
-  const { QueueFullError, RegistryClosedError, StoreFullError, StoreIdTakenError, StoreNotFoundError } = require('../../stores/registry') as typeof import('../../stores/registry');
-  const { StoreQuotaError } = require('../../stores/creators') as typeof import('../../stores/creators');
-  const { InvalidStoreIdError } = require('../../stores/store-id') as typeof import('../../stores/store-id');
+  const { QueueFullError, RegistryClosedError, StoreFullError, StoreIdTakenError, StoreNotFoundError } = require('../../tenancy/registry') as typeof import('../../tenancy/registry');
+  const { StoreQuotaError } = require('../../tenancy/creators') as typeof import('../../tenancy/creators');
+  const { InvalidStoreIdError } = require('../../tenancy/store-id') as typeof import('../../tenancy/store-id');
   const { NotAStoreError } = require('../../store/errors') as typeof import('../../store/errors');
   type Refuse = (args: unknown, store: MemoryStore) => Promise<string | null>;
   type McpRequest = Request & { memgitMcpTarget?: McpTarget; memgitMcpRefuse?: Refuse };
