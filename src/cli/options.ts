@@ -84,5 +84,3 @@ export async function resolveAt(store: MemoryStore, ref: string | undefined): Pr
     throw error;
   }
 }
-
-export type CommandRegistrar = (program: Command) => void;
