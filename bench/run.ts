@@ -31,7 +31,8 @@ import { MemoryStore } from '../src/store/memory-store';
 import { createAuditContext } from '../src/web/services/context';
 import { listCommits } from '../src/web/services/commits';
 import { sessionPage } from '../src/web/services/sessions';
-import { filePage, revisionsOf } from '../src/web/services/files';
+import { filePage } from '../src/web/services/files';
+import { revisionsOf } from '../src/history/revisions';
 import { treePage } from '../src/web/services/tree';
 import { ensureStore, factOf, filePath, HOT_FILE, sessionOf, TOPICS } from './generate';
 import { cell, mb, ms, now, summarise, Summary, table, timed } from './stats';
@@ -389,7 +390,7 @@ async function benchReads(commits: number, files: number, opts: Options): Promis
     ['commits page (session filter)', (ctx = createAuditContext(s)) => listCommits(ctx, { session: sessionOf(midCall) }, {}), '≤ 10 ms'],
     ['commits page (path prefix filter)', (ctx = createAuditContext(s)) => listCommits(ctx, { path: '/memories/topic-03' }, {}), '≤ 10 ms'],
     ['session page (50 calls)', (ctx = createAuditContext(s)) => sessionPage(ctx, sessionOf(midCall)), '≤ 20 ms'],
-    [`file history (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => revisionsOf(ctx, HOT_FILE, headPosition), ''],
+    [`file history (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => revisionsOf(ctx.store.history, HOT_FILE, headPosition), ''],
     [`file page with blame at HEAD (${hotRevisions} revisions)`, (ctx = createAuditContext(s)) => filePage(ctx, hotRel, undefined), '≤ 30 ms'],
     [`file page with blame at an old commit (replayed)`, (ctx = createAuditContext(s)) => filePage(ctx, hotRel, oldCommit), ''],
     ['tree at an old commit', (ctx = createAuditContext(s)) => treePage(ctx, oldCommit, 'topic-03'), '≤ 30 ms'],

@@ -13,7 +13,7 @@ export type {
   ExecutionReport,
 } from './store/memory-store';
 export type { MemoryToolOptions, MemoryToolCallHook, RunnableMemoryTool } from './store/memory-tool';
-export type { HistoryEntry } from './store/history-index';
+export type { HistoryEntry } from './history/entry';
 export type { TimelineRecord, TimelineEvent, NewTimelineEvent, EventAnchor } from './store/timeline';
 export type { ClientInfo, CommitMeta } from './store/commit-message';
 export {
@@ -42,6 +42,13 @@ export { importMemoryDir, ImportFailedError, ImportRefusedError } from './store/
 export type { ImportOptions, ImportReport } from './store/import';
 export { StoreInUseError } from './store/holders';
 export { listCalls } from './history/calls';
+export { historyContext } from './history/context';
+export type { HistoryContext } from './history/context';
+export { parseLogFilter, InvalidFilterError } from './history/log-filter';
+export type { LogFilter, LogFilterInput } from './history/log-filter';
+export { queryLog } from './history/log';
+export type { LogRow } from './history/log';
+export { listSessions } from './history/sessions';
 export { commitRecord, sessionRecord, fileRevisionRecord, callRecord, RECORD_SCHEMAS } from './history/records';
 export type { CommitRecord, CallRecord, SessionRecord, FileRevisionRecord, FileChangeRecord } from './history/records';
 export { runCommand } from './contract';

@@ -27,6 +27,7 @@ export const EXIT_CODES: Record<ErrorCode, number | null> = {
   invalid_point: EXIT_USAGE,
   ambiguous_point: null,
   path_not_found: null,
+  invalid_filter: EXIT_USAGE,
   import_refused: null,
   import_failed: null,
   store_in_use: null,

@@ -3,7 +3,9 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { resolvePath } from '../contract/paths';
 import { findEnclosingStore } from '../store/discover';
 import { CommitNotFoundError } from '../store/errors';
-import type { HistoryEntry } from '../store/history-index';
+import { historyContext } from '../history/context';
+import type { HistoryEntry } from '../history/entry';
+import { pointAt } from '../history/points';
 import { MemoryStore, StoreOptions } from '../store/memory-store';
 
 /** Options shared by every command that opens a store, registered in one place. */
@@ -72,10 +74,10 @@ export function memoryPath(value: string, what = 'path'): string {
   return resolved.virtual;
 }
 
-/** The commit a point names (see store/points.ts); one that names nothing exits 1, a malformed one 64 (main). */
+/** The commit a point names (the read model's points: src/history/points.ts); one that names nothing exits 1, a malformed one 64 (main). */
 export async function resolveAt(store: MemoryStore, ref: string | undefined): Promise<HistoryEntry> {
   try {
-    return await store.resolvePoint(ref ?? 'HEAD~0');
+    return await pointAt(historyContext(store), ref ?? 'HEAD~0');
   } catch (error) {
     if (error instanceof CommitNotFoundError) {
       await store.close();

@@ -6,9 +6,10 @@ import { callRecord, CallRecord } from './records';
 /**
  * Every call of a store in order — reads, failures and writes — as call records: the call log, plus any
  * write whose log line is missing (a crash between its commit and the append, or a log compacted or turned
- * off): history is the source of truth for writes.
+ * off): history is the source of truth for writes. `session` and `path` (a virtual path: the calls that
+ * named it or a path below it) narrow the list (`memgit log --all-calls`, the session page).
  */
-export async function listCalls(store: MemoryStore, filter: { session?: string } = {}): Promise<CallRecord[]> {
+export async function listCalls(store: MemoryStore, filter: { session?: string; path?: string } = {}): Promise<CallRecord[]> {
   await store.refreshHead();
   const logged = (await store.callLog.read()).filter((e) => filter.session === undefined || e.session === filter.session);
   const loggedWrites = new Set(logged.filter((e) => e.kind === 'write').map((e) => e.commit));
@@ -17,7 +18,11 @@ export async function listCalls(store: MemoryStore, filter: { session?: string }
   const merged = [...logged, ...missing].map((entry, order) => ({ entry, order }));
   // Stable by time: log lines keep their append order, writes from history slot in by commit time.
   merged.sort((a, b) => a.entry.time - b.entry.time || a.order - b.order);
-  return merged.map(({ entry }) => callRecord(entry));
+  const records = merged.map(({ entry }) => callRecord(entry));
+  if (filter.path === undefined) return records;
+  // The paths a call named, as the agent wrote them: those at or below the virtual path.
+  const prefix = filter.path.replace(/\/+$/, '');
+  return records.filter((c) => c.paths.some((p) => p === prefix || p.startsWith(`${prefix}/`)));
 }
 
 /** The call of a tool_use id: its logged calls (a retried id has several), newest last. */

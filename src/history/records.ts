@@ -1,6 +1,7 @@
 import { isMemoryFile } from '../store/commit-diff';
-import type { HistoryEntry } from '../store/history-index';
+import type { HistoryEntry } from '../store/history-index/entry';
 import type { CallEntry } from '../store/call-log';
+import type { HistoryContext } from './context';
 
 /**
  * The one JSON shape of memgit's records — a commit, a call, a session, a file revision — used by the CLI's
@@ -110,6 +111,16 @@ export function commitRecord(entry: HistoryEntry): CommitRecord {
     reason: entry.reason ?? null,
     key: entry.key ?? null,
   };
+}
+
+/**
+ * A commit record with its position in history (0 = the store's first commit): the shape of every commit
+ * in the HTTP API's answers (docs/records.md).
+ */
+export type PositionedCommitRecord = CommitRecord & { position: number };
+
+export function positionedCommitRecord(ctx: HistoryContext, entry: HistoryEntry): PositionedCommitRecord {
+  return { ...commitRecord(entry), position: ctx.store.history.position(entry.commit) ?? -1 };
 }
 
 export function sessionRecord(session: {

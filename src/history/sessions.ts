@@ -1,7 +1,11 @@
 import { isNewId } from '../contract/ids';
 import type { CallEntry } from '../store/call-log';
-import { isMemoryFile } from '../store/commit-diff';
+import { FileDiff, isMemoryFile } from '../store/commit-diff';
 import type { HistoryIndex } from '../store/history-index';
+import type { HistoryEntry } from '../store/history-index/entry';
+import type { TimelineRecord } from '../store/timeline';
+import { HistoryContext, remembered } from './context';
+import { SessionRecord, sessionRecord } from './records';
 import { revertedBy } from './reverts';
 
 /**
@@ -27,6 +31,22 @@ export interface SessionStats {
   failed: number;
   /** The session made no commit: it is known only from the call log. */
   logOnly: boolean;
+}
+
+/**
+ * Every session as its documented record (`memgit.session/1`, docs/records.md), most recently active
+ * first: what `memgit sessions --json`, the UI's list and `GET /api/sessions` print. Recomputed only when
+ * the history or the call log has changed.
+ */
+export async function listSessions(ctx: HistoryContext): Promise<SessionRecord[]> {
+  const { history, callLog } = ctx.store;
+  return remembered(ctx, 'sessions', `${history.size}:${await callLog.version()}`, async () =>
+    sessionStats(history, await callLog.read()).map((stats) => {
+      const files = new Set<string>();
+      for (const e of history.bySession(stats.id)) for (const c of e.changes) if (isMemoryFile(c.path)) files.add(c.path);
+      return sessionRecord({ ...stats, files: files.size });
+    }),
+  );
 }
 
 /** Every session, most recently active first; `calls` is the call log (`store.callLog.read()`), if read. */
@@ -73,4 +93,57 @@ export function sessionStats(history: HistoryIndex, calls: readonly CallEntry[] 
   return list
     .sort((a, b) => b.lastMs - a.lastMs || b.lastPosition - a.lastPosition || (a.id < b.id ? -1 : 1))
     .map(({ lastPosition: _, lastMs: __, ...stats }) => stats);
+}
+
+/**
+ * What the API did to a session's context (compaction summaries, context-editing clears), in order, each
+ * naming the commit it came after: the session's timeline (src/store/timeline.ts).
+ */
+export function sessionTimeline(ctx: HistoryContext, id: string): Promise<TimelineRecord[]> {
+  return ctx.store.timeline.forSession(id);
+}
+
+/** One session's commits, oldest first (none for a session known only from the call log). */
+export function sessionCommits(ctx: HistoryContext, id: string): HistoryEntry[] {
+  return ctx.store.history.bySession(id);
+}
+
+/** Where a commit stands in its session: its step (1-based) of how many, and the calls before and after it. */
+export function sessionNeighbours(ctx: HistoryContext, entry: HistoryEntry): { step: number | null; calls: number; previous: HistoryEntry | null; next: HistoryEntry | null } {
+  const calls = entry.session ? ctx.store.history.bySession(entry.session) : [];
+  const i = calls.findIndex((e) => e.commit === entry.commit);
+  return {
+    step: i === -1 ? null : i + 1,
+    calls: calls.length,
+    previous: i > 0 ? calls[i - 1] : null,
+    next: i !== -1 && i + 1 < calls.length ? calls[i + 1] : null,
+  };
+}
+
+/**
+ * Every memory file a session's commits touched, as it was before the session's first call vs after its
+ * last one (calls of other sessions that landed in between on the same files are part of that
+ * difference), in path order, at most `limit` files. From the index (the commit that last wrote each
+ * path): no tree is read.
+ */
+export function sessionChanges(ctx: HistoryContext, entries: readonly HistoryEntry[], limit: number): { diffs: FileDiff[]; truncated: boolean } {
+  if (entries.length === 0) return { diffs: [], truncated: false };
+  const touched = new Set<string>();
+  for (const e of entries) for (const c of e.changes) if (isMemoryFile(c.path)) touched.add(c.path);
+  const paths = [...touched].sort();
+  const history = ctx.store.history;
+  const firstPosition = history.position(entries[0].commit)!;
+  const lastPosition = history.position(entries[entries.length - 1].commit)!;
+  const blobAt = (repoPath: string, position: number): string | null =>
+    history.lastChange(repoPath, position)?.changes.find((c) => c.path === repoPath)?.newOid ?? null;
+  const diffs: FileDiff[] = [];
+  for (const repoPath of paths) {
+    const oldOid = firstPosition > 0 ? blobAt(repoPath, firstPosition - 1) : null;
+    const newOid = blobAt(repoPath, lastPosition);
+    if (oldOid === newOid) continue;
+    const status = !oldOid ? 'added' : !newOid ? 'deleted' : 'modified';
+    diffs.push({ status, oldPath: oldOid ? `/${repoPath}` : null, newPath: newOid ? `/${repoPath}` : null, oldOid, newOid });
+    if (diffs.length === limit) break;
+  }
+  return { diffs, truncated: diffs.length === limit && paths.length > limit };
 }

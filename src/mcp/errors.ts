@@ -40,6 +40,7 @@ export const MCP_ANSWERS: Record<ErrorCode, ((error: Fields) => McpRefusal) | nu
   invalid_point: null,
   ambiguous_point: null,
   path_not_found: null,
+  invalid_filter: null,
   import_refused: null,
   import_failed: null,
   store_in_use: null,

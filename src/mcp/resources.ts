@@ -2,10 +2,16 @@
  * Read-only MCP resources: every memory file at HEAD as `memory:///memories/<path>` (each segment
  * percent-encoded), so a client can attach a memory file to a conversation. A URI is turned back into a
  * path by the contract's own path rules, so nothing a resource request names can reach past /memories.
+ * The files and their contents are the read model's (src/history/memory-at.ts), as `memgit ls` and
+ * `memgit cat` read them.
  */
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
 import { resolvePath, toVirtual } from '../contract/paths';
-import type { MemoryReader, RelPath } from '../contract/types';
+import type { RelPath } from '../contract/types';
+import { historyContext, sizeOf } from '../history/context';
+import { memoryFilesAt, readFileAt } from '../history/memory-at';
+import { currentHead } from '../history/points';
+import { PathNotFoundError } from '../store/errors';
 import type { MemoryStore } from '../store/memory-store';
 import { INVALID_PARAMS, protocolError, RESOURCE_NOT_FOUND } from './protocol-error';
 
@@ -34,26 +40,29 @@ function mimeTypeOf(rel: RelPath): string {
   return /\.(md|markdown)$/i.test(rel) ? 'text/markdown' : 'text/plain';
 }
 
-/** Every file below `dir`, sorted, skipping the hidden names the memory tool never shows (`.keep`). */
-async function listFiles(reader: MemoryReader, dir: RelPath, into: Array<{ rel: RelPath; size: number }>): Promise<void> {
-  const entries = (await reader.list(dir)).filter((e) => !e.name.startsWith('.')).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const entry of entries) {
-    const rel = dir === '' ? entry.name : `${dir}/${entry.name}`;
-    if (entry.kind === 'dir') await listFiles(reader, rel, into);
-    else into.push({ rel, size: entry.size });
-  }
+/** Path segments compared one by one: a folder's files come right after its name (`a/b` before `a.md`). */
+function bySegments(a: string[], b: string[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return a.length - b.length;
 }
 
-async function headReader(store: MemoryStore): Promise<MemoryReader> {
-  return store.readerAt(await store.refreshHead());
+/** Every memory file at HEAD, folder by folder, skipping hidden names (`.…`) the memory tool never lists. */
+async function listFiles(store: MemoryStore): Promise<Array<{ rel: RelPath; size: number }>> {
+  const ctx = historyContext(store);
+  const files = (await memoryFilesAt(ctx, await currentHead(ctx)))
+    .map((file) => ({ ...file, segments: file.path.slice('/memories/'.length).split('/') }))
+    .filter((file) => !file.segments.some((name) => name.startsWith('.')))
+    .sort((a, b) => bySegments(a.segments, b.segments));
+  const listed: Array<{ rel: RelPath; size: number }> = [];
+  for (const file of files) listed.push({ rel: file.segments.join('/'), size: await sizeOf(ctx, file.oid) });
+  return listed;
 }
 
 /** One page of the memory files; `cursor` is the offset where the page starts (as given by the last page). */
 export async function listMemoryResources(store: MemoryStore, cursor?: string): Promise<{ resources: Resource[]; nextCursor?: string }> {
   const start = cursor === undefined ? 0 : Number(cursor);
   if (!Number.isSafeInteger(start) || start < 0) throw protocolError(INVALID_PARAMS, 'Invalid cursor');
-  const files: Array<{ rel: RelPath; size: number }> = [];
-  await listFiles(await headReader(store), '', files);
+  const files = await listFiles(store);
   const page = files.slice(start, start + RESOURCES_PAGE_SIZE);
   const resources = page.map(({ rel, size }) => ({
     uri: resourceUri(rel),
@@ -67,9 +76,13 @@ export async function listMemoryResources(store: MemoryStore, cursor?: string): 
 
 export async function readMemoryResource(store: MemoryStore, uri: string): Promise<ReadResourceResult> {
   const rel = relPathOfUri(uri);
-  const reader = await headReader(store);
-  if (rel === null || rel === '' || (await reader.kind(rel)) !== 'file') {
-    throw protocolError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+  if (rel === null || rel === '') throw protocolError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+  const ctx = historyContext(store);
+  try {
+    const file = await readFileAt(ctx, toVirtual(rel), await currentHead(ctx), { plainOnly: true });
+    return { contents: [{ uri, mimeType: mimeTypeOf(rel), text: file.text }] };
+  } catch (error) {
+    if (error instanceof PathNotFoundError) throw protocolError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+    throw error;
   }
-  return { contents: [{ uri, mimeType: mimeTypeOf(rel), text: await reader.readText(rel) }] };
 }

@@ -1,6 +1,6 @@
 import { oneLine } from '../store/commit-message';
 import { ReadOnlyStoreError, StaleHeadError } from '../store/errors';
-import { DIFF_MAX_EDIT_LENGTH } from '../store/history/line-stats';
+import { DIFF_MAX_EDIT_LENGTH } from '../history/diffs';
 import type { MemoryStore } from '../store/memory-store';
 import type { RollbackBudget, RollbackFileDiff, RollbackOptions, RollbackOutcome } from '../store/rollback';
 import { InvalidRequestError, UnknownActionError } from './errors';

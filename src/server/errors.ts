@@ -54,6 +54,7 @@ export const HTTP_ANSWERS: Record<ErrorCode, HttpAnswer | null> = {
   invalid_point: invalid,
   ambiguous_point: invalid,
   path_not_found: notFound,
+  invalid_filter: invalid,
   import_refused: null,
   import_failed: null,
   store_in_use: null,

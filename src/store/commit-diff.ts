@@ -1,9 +1,9 @@
 import { formatPatch, structuredPatch, StructuredPatch } from 'diff';
-import type { HistoryEntry } from './history-index';
+import type { HistoryEntry } from './history-index/entry';
 import { MEMORY_ROOT } from './git-reader';
 import type { ObjectStore } from './objects';
 import { KEEP_FILE } from './tree-draft';
-import { beyondEditLength } from './history/line-stats';
+import { beyondEditLength } from './history-index/line-stats';
 
 /** The memory files one commit changed, with their contents before and after (renames paired). */
 

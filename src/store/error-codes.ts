@@ -26,6 +26,8 @@ export const ERROR_CODES = [
   'invalid_point',
   'ambiguous_point',
   'path_not_found',
+  // a question to the read model (src/history)
+  'invalid_filter',
   'import_refused',
   'import_failed',
   'store_in_use',

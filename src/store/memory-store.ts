@@ -165,6 +165,8 @@ export class MemoryStore {
   readonly gitdir: string;
   readonly objects: ObjectStore;
   readonly history: HistoryIndex;
+  /** The memory budget this store's caches share with other stores (memgit server), if any; the read model's caches of the store draw on it too. */
+  readonly cacheBudget: CacheBudget | undefined;
   /** What happened to the agent's context beside its memory calls (compaction summaries, clears): see timeline.ts. */
   readonly timeline: Timeline;
   /** Every answered call, reads and failures included (call-log.ts). */
@@ -203,6 +205,7 @@ export class MemoryStore {
     this.gitdir = path.join(dir, '.git');
     this.durableFs = new DurableFs({ fsync: options.fsync ?? true });
     this.objects = new ObjectStore(this.durableFs, this.gitdir, options.cacheBudget);
+    this.cacheBudget = options.cacheBudget;
     this.history = new HistoryIndex(this.objects, this.gitdir);
     this.timeline = new Timeline(this.gitdir, { fsync: options.fsync ?? true });
     this.callLog = new CallLog(this.gitdir, options.callLogMaxEntries ?? DEFAULT_CALL_LOG_MAX_ENTRIES);

@@ -27,8 +27,23 @@ export function isIsoTime(value: string): boolean {
 }
 
 /**
+ * Why an ISO date or date-time names no moment (its calendar date does not exist: `2026-02-30`), or
+ * null when it does. Date.parse would roll such a date over into the next month.
+ */
+export function impossibleDate(value: string): string | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
+  if (!match) return null;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (month < 1 || month > 12) return `there is no month ${match[2]}`;
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day < 1 || day > days) return `${match[1]}-${match[2]} has no day ${match[3]} (it has ${days} days)`;
+  return null;
+}
+
+/**
  * Seconds since the epoch of an ISO date or date-time; no zone means UTC, a bare date its first second
- * (or, with `endOfDay`, its last). Throws InvalidPointError for text that is not one.
+ * (or, with `endOfDay`, its last). Throws InvalidPointError for text that is not one, or whose date does
+ * not exist.
  */
 export function parseIsoTime(value: string, options: { endOfDay?: boolean } = {}): number {
   if (!isIsoTime(value)) {
@@ -39,8 +54,8 @@ export function parseIsoTime(value: string, options: { endOfDay?: boolean } = {}
   const hasZone = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(normalised);
   const iso = dateOnly ? `${normalised}T00:00:00Z` : hasZone ? normalised : `${normalised}Z`;
   const millis = Date.parse(iso);
-  // Date.parse rolls 2026-02-30 over to March: compare the calendar date it read with the one written.
-  if (Number.isNaN(millis) || (dateOnly && new Date(millis).toISOString().slice(0, 10) !== normalised)) {
+  // Date.parse rolls 2026-02-30 over to March, with or without a time of day: check the calendar date.
+  if (Number.isNaN(millis) || impossibleDate(normalised) !== null) {
     throw new InvalidPointError(`memgit: ${JSON.stringify(value)} is not a valid time`);
   }
   const seconds = Math.floor(millis / 1000);

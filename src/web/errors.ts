@@ -26,6 +26,7 @@ export const WEB_STATUS: Record<ErrorCode, number | null> = {
   invalid_point: 400,
   ambiguous_point: 400,
   path_not_found: 404,
+  invalid_filter: 400,
   import_refused: null,
   import_failed: null,
   store_in_use: null,

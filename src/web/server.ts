@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net';
 import type { MemoryStore } from '../store/memory-store';
 import { createApp, AppOptions } from './app';
 import { accessNotice, accessPolicy, allowedHostNames } from './security';
+import { historyContext } from '../history/context';
+import { completeFactsInBackground } from '../history/summary';
 
 export interface ServerOptions extends Omit<AppOptions, 'store'> {
   store: MemoryStore;
@@ -37,9 +39,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     s.once('error', reject);
   });
   const port = (server.address() as AddressInfo).port;
-  // A store indexed cold (just cloned, or an index of an older format) has no line counts and sizes yet:
-  // pages compute the ones they show on demand, and this pass computes the rest in the background.
-  if (options.store.history.missingFacts() > 0) void options.store.history.backfillFacts().catch(() => undefined);
+  completeFactsInBackground(historyContext(options.store));
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${urlHost}:${port}`,

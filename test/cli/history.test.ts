@@ -149,8 +149,10 @@ describe('memgit log', () => {
       ['toolu_04', 'removed'],
       ['toolu_01', 'introduced'],
     ]);
-    expect(memgit(['log', '--repo', repo, '-S', 'SECRET', '--oneline']).stderr).toBe('memgit: no commits match\n');
+    // Case-insensitive by default (issue 26: one meaning on the UI, the API and the CLI); --case sensitive for the exact case.
+    expect(memgit(['log', '--repo', repo, '-S', 'SECRET', '--case', 'sensitive', '--oneline']).stderr).toBe('memgit: no commits match\n');
     expect(memgit(['log', '--repo', repo, '-S', 'SECRET', '-i', '--oneline']).stdout.trim().split('\n')).toHaveLength(5);
+    expect(memgit(['log', '--repo', repo, '-S', 'SECRET', '--oneline']).stdout.trim().split('\n')).toHaveLength(5);
   });
 
   it('marks reverted calls, in text and JSON; --oneline, --stat and -p', () => {
@@ -270,7 +272,8 @@ describe('memgit cat / ls / diff / sessions', () => {
     const run = memgit(['sessions', '--repo', repo, '--json']);
     expect(run.status).toBe(0);
     const rows = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(rows.map(({ session, calls, writes, reverted }) => ({ session, calls, writes, reverted }))).toEqual([
+    // The documented session records (memgit.session/1): the id is `id` (issue 26; it was `session`).
+    expect(rows.map(({ id: session, calls, writes, reverted }) => ({ session, calls, writes, reverted }))).toEqual([
       { session: 'sess_20261202T150000_zz01', calls: 2, writes: 2, reverted: 1 },
       { session: 'sess_20261202T140312_k3f9', calls: 3, writes: 3, reverted: 0 },
     ]);
@@ -298,7 +301,7 @@ describe('memgit cat / ls / diff / sessions', () => {
     const run = memgit(['sessions', '--repo', dir, '--json']);
     expect(run.status).toBe(0);
     const rows = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(rows.map(({ session, calls, writes, reads, failed, logOnly }) => ({ session, calls, writes, reads, failed, logOnly }))).toEqual([
+    expect(rows.map(({ id: session, calls, writes, reads, failed, logOnly }) => ({ session, calls, writes, reads, failed, logOnly }))).toEqual([
       { session: 'sess_20261204T110000_fail', calls: 0, writes: 0, reads: 0, failed: 1, logOnly: true },
       { session: 'sess_20261204T100000_read', calls: 0, writes: 0, reads: 2, failed: 0, logOnly: true },
       { session: 'sess_20261204T090000_wrt1', calls: 1, writes: 1, reads: 0, failed: 0, logOnly: false },

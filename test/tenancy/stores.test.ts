@@ -1,4 +1,4 @@
-/** src/stores without HTTP: store ids, the registry's LRU and queue bounds, keys and their patterns. */
+/** src/tenancy without HTTP: store ids, the registry's LRU and queue bounds, keys and their patterns. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createKey, keyMatchesStore, KeyRing, listKeys, revokeKey, scopeAllows } from '../../src/tenancy/keys';

@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { resolvePath } from '../../contract/paths';
 import { CommitNotFoundError } from '../../store/errors';
-import { blobText } from '../../store/commit-diff';
-import { toRepoPath } from '../../store/git-reader';
-import { blameFile } from '../../store/history/blame';
+import { blameAt } from '../../history/blame';
+import { historyContext } from '../../history/context';
+import { currentHead, entryOf, pointAt } from '../../history/points';
 import { fail, openStore, repoOption } from '../options';
 
 /** Stored text is hostile: no escape sequence, bidi or zero-width character reaches the terminal as such. */
@@ -17,11 +17,11 @@ export function registerBlame(program: Command): void {
     .description(
       'Print each line of a memory file with the call that wrote it: commit, tool_use id (or the\n' +
         'operator action), session and time. PATH is /memories/..., memories/... or relative to\n' +
-        '/memories. --at shows the file as of an earlier call (tool_use id or commit id).',
+        '/memories. --at shows the file as of an earlier point (a tool_use id, a commit id, HEAD~N or an ISO time).',
     )
     .argument('<path>', 'the memory file, e.g. /memories/profile.md')
     .addOption(repoOption())
-    .option('--at <ref>', 'as of this tool_use id or commit (default: HEAD)')
+    .option('--at <ref>', 'as of this point: a tool_use id, a commit id or prefix, HEAD~N, or an ISO time (default: HEAD)')
     .option('--json', 'one JSON object: the path, the commit and every line with its origin')
     .action(async (given: string, options: { repo?: string; at?: string; json?: boolean }) => {
       const resolved = resolvePath(toVirtual(given));
@@ -29,23 +29,20 @@ export function registerBlame(program: Command): void {
       if (resolved.rel === '') fail('blame needs a file, not /memories itself');
       const store = await openStore(options.repo, { create: false });
       try {
+        const ctx = historyContext(store);
         let at;
         try {
-          at = options.at === undefined ? await store.resolve(await store.refreshHead()) : await store.resolve(options.at);
+          at = options.at === undefined ? await currentHead(ctx) : await pointAt(ctx, options.at);
         } catch (error) {
           if (error instanceof CommitNotFoundError) fail(error.message.replace(/^memgit: /, ''));
           throw error;
         }
-        const history = store.history;
-        const repoPath = toRepoPath(resolved.rel);
-        const { revisions, state } = await blameFile(history, repoPath, history.position(at.commit)!, {
-          readText: (oid) => blobText(store.objects, oid),
-        });
+        const { revisions, state } = await blameAt(ctx, resolved.virtual, at);
         const last = revisions[revisions.length - 1];
         if (!last) fail(`${resolved.virtual} has no history up to ${at.commit.slice(0, 12)}`);
         if (!last.oid) fail(`${resolved.virtual} does not exist at ${at.commit.slice(0, 12)} (deleted by ${last.entry.toolUseId ?? last.entry.title})`);
         const lines = state.lines.map((text, k) => {
-          const origin = history.get(state.origins[k])!;
+          const origin = entryOf(ctx, state.origins[k])!;
           return {
             line: k + 1,
             text,

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { readFileAt } from '../../history/snapshot';
+import { readFileAt } from '../../history/memory-at';
+import { historyContext } from '../../history/context';
 import { memoryPath, openStore, repoOption, resolveAt } from '../options';
 
 export function registerCat(program: Command): void {
@@ -23,7 +24,7 @@ export function registerCat(program: Command): void {
       const store = await openStore(options.repo, { create: false });
       try {
         const at = await resolveAt(store, options.at);
-        const file = await readFileAt(store, virtual, at);
+        const file = await readFileAt(historyContext(store), virtual, at);
         if (options.json) {
           process.stdout.write(JSON.stringify({ path: virtual, commit: at.commit, toolUseId: at.toolUseId ?? null, size: file.size, content: file.text }) + '\n');
         } else {

@@ -2,6 +2,8 @@ import { Command } from 'commander';
 import { MemoryStore } from '../../store/memory-store';
 import { cloneStore, pullStore } from '../../store/replication';
 import { openStore, repoOption } from '../options';
+import { historyContext } from '../../history/context';
+import { historySummary } from '../../history/summary';
 
 interface CloneCliOptions {
   tokenEnv?: string;
@@ -20,7 +22,7 @@ async function cloneAndOpen(url: string, dir: string, readOnly: boolean, options
   });
   if (tty) process.stderr.write('\rbuilding the working tree and the history index…          \n');
   const store = await MemoryStore.open(dir, { create: false, replicate: false });
-  const commits = store.history.size;
+  const commits = historySummary(historyContext(store)).commits;
   await store.close();
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (options.json) {

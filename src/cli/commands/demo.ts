@@ -7,6 +7,9 @@ import { toLine } from './log';
 import { fail } from '../options';
 import type { CliServices } from '../services';
 import { listenFailure, serveUntilStopped } from './serve';
+import { historyContext } from '../../history/context';
+import { queryLog } from '../../history/log';
+import { historySummary } from '../../history/summary';
 
 interface DemoOptions {
   dir: string;
@@ -62,14 +65,15 @@ async function buildAndServe(
     onContextEvent: (event) => out(`  ${formatContextEvent(event)}`),
   });
   const store = await MemoryStore.open(dir);
+  const ctx = historyContext(store);
   // The store's commits are counted as everywhere (memgit log, memgit status, the UI's overview): all of
   // them, the store's first commit included.
   out(
-    `\nBuilt in ${(built.millis / 1000).toFixed(1)} s: ${store.history.size} commits in ${built.sessions.length} sessions ` +
+    `\nBuilt in ${(built.millis / 1000).toFixed(1)} s: ${historySummary(ctx).commits} commits in ${built.sessions.length} sessions ` +
       `(${built.commits} written by the agent's memory calls, after the store's first commit).\n`,
   );
   out(`$ memgit log --repo ${displayPath(dir)}`);
-  out([...store.history.all()].reverse().map(toLine).join('\n'));
+  out((await queryLog(ctx, {})).map((row) => toLine(row.entry)).join('\n'));
   const cli = selfCommand();
   out(
     `\nIn session ${INJECTED_SESSION} a pasted helpdesk ticket told the assistant to remember that Acme's refunds\n` +

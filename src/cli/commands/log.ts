@@ -1,14 +1,18 @@
 import { Command, Option } from 'commander';
 import { errorMessage } from '../../contract/format';
-import { resolvePath, isValidId } from '../../contract/paths';
-import { AGENT_COMMANDS, commitPatches, commitStat, LogFilter, LogRow, queryLog } from '../../history/log-query';
-import type { HistoryEntry } from '../../store/history-index';
-import { InvalidPointError } from '../../store/errors';
+import { isValidId } from '../../contract/paths';
+import { commitPatches, commitStat } from '../../history/commit';
+import { historyContext, HistoryContext } from '../../history/context';
+import { DIFF_MAX_EDIT_LENGTH } from '../../history/diffs';
+import type { HistoryEntry } from '../../history/entry';
+import { queryLog, LogRow } from '../../history/log';
+import { InvalidFilterError, LOG_COMMANDS, LogFilter, LogFilterInput, parseLogFilter, TEXT_CASES, TEXT_CHANGES } from '../../history/log-filter';
 import { commitRecord, CallRecord } from '../../history/records';
 import { listCalls } from '../../history/calls';
+import { everWritten } from '../../history/revisions';
+import { sessionCommits } from '../../history/sessions';
 import { oneLine } from '../../store/commit-message';
 import type { MemoryStore } from '../../store/memory-store';
-import { parseIsoTime } from '../../store/points';
 import { fail, openStore, positiveInteger, repoOption, usage } from '../options';
 
 export function registerLog(program: Command): void {
@@ -25,11 +29,14 @@ export function registerLog(program: Command): void {
     .option('--session <id>', 'only commits of this session (an unknown session is an error)')
     .option('--path <path>', 'only commits that touched this /memories path or anything below it')
     .option('--follow', 'with --path naming a file: follow it back through renames')
-    .addOption(new Option('--command <command>', 'only calls of this command (operator = rollbacks)').choices([...AGENT_COMMANDS, 'operator']))
+    .addOption(new Option('--command <command>', 'only calls of this command (operator = rollbacks)').choices([...LOG_COMMANDS, 'operator']))
     .option('--since <time>', 'only commits at or after this ISO time (no zone = UTC)')
     .option('--until <time>', 'only commits at or before this ISO time (a bare date: to its end)')
-    .option('-S <text>', 'only calls that introduced or removed this text (changed how often it occurs)')
-    .option('-i, --ignore-case', 'with -S: match the text case-insensitively')
+    .option('-S <text>', 'only calls that introduced or removed this text (changed how often it occurs), case-insensitively')
+    .addOption(new Option('--case <case>', 'with -S: sensitive matches the exact case').choices([...TEXT_CASES]))
+    .addOption(new Option('--change <change>', 'with -S: only calls that introduced the text, or only those that removed it').choices([...TEXT_CHANGES]))
+    .option('-i, --ignore-case', 'with -S: match the text case-insensitively (the default; kept for scripts)')
+    .option('--flagged', 'only calls flagged for a likely secret or personal data')
     .option('-n, --max-count <n>', 'at most this many commits', positiveInteger)
     .option('--oneline', 'one short line per commit: commit, tool_use id or title, command and path')
     .option('-p, --patch', 'with each commit, the unified diff of the memory files it changed')
@@ -42,6 +49,7 @@ export function registerLog(program: Command): void {
         '  memgit log --session sess_20261202T140312_k3f9 --oneline\n' +
         '  memgit log --path /memories/playbooks/webhooks.md --follow -p\n' +
         '  memgit log -S "pre-approved" --since 2026-11-30      # which call wrote (or removed) this text\n' +
+        '  memgit log -S "API_KEY" --case sensitive --change introduced\n' +
         '  memgit log --command operator --json                 # every rollback, for scripts',
     )
     .action(async (options: LogCliOptions) => {
@@ -57,7 +65,8 @@ export function registerLog(program: Command): void {
       }
       try {
         await store.refreshHead();
-        if (filter.session !== undefined && store.history.bySession(filter.session).length === 0) {
+        const ctx = historyContext(store);
+        if (filter.session !== undefined && sessionCommits(ctx, filter.session).length === 0) {
           const session = filter.session;
           if (!(await store.callLog.read()).some((c) => c.session === session)) {
             fail(`no session ${JSON.stringify(session)} in this store (memgit sessions lists them)`);
@@ -66,12 +75,12 @@ export function registerLog(program: Command): void {
           process.stderr.write(`memgit: session ${session} made no commits; its reads and failed calls: memgit log --all-calls --session ${session}\n`);
           return;
         }
-        if (filter.follow && filter.path !== undefined && store.history.byPath(filter.path.slice(1)).length === 0) {
+        if (filter.follow && filter.path !== undefined && !everWritten(ctx, filter.path)) {
           fail(`--follow needs a file that has history: nothing was ever written at ${filter.path}`);
         }
-        const rows = await queryLog(store, filter);
+        const rows = await queryLog(ctx, filter, options.maxCount);
         const out: string[] = [];
-        for (const row of rows) out.push(await formatRow(store, row, options));
+        for (const row of rows) out.push(await formatRow(ctx, row, options));
         if (out.length) process.stdout.write(out.join(options.patch || options.stat ? '\n' : '') );
         else if (!options.json) process.stderr.write('memgit: no commits match\n');
       } finally {
@@ -89,7 +98,10 @@ interface LogCliOptions {
   since?: string;
   until?: string;
   S?: string;
+  case?: string;
+  change?: string;
   ignoreCase?: boolean;
+  flagged?: boolean;
   maxCount?: number;
   oneline?: boolean;
   patch?: boolean;
@@ -98,42 +110,52 @@ interface LogCliOptions {
   allCalls?: boolean;
 }
 
-/** Validate the options: anything malformed is a usage error (exit 64), never "no commits match". */
+/** The options as the read model's one log filter; anything malformed is a usage error (exit 64), never "no commits match". */
 function parseLogOptions(options: LogCliOptions): LogFilter {
-  const filter: LogFilter = { limit: options.maxCount, command: options.command, follow: options.follow };
-  if (options.session !== undefined) {
-    if (!isValidId(options.session)) usage(`invalid --session ${JSON.stringify(options.session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
-    filter.session = options.session;
-  }
-  if (options.path !== undefined) {
-    const resolved = resolvePath(options.path);
-    if (!resolved.ok) usage(`--path: ${resolved.error.replace(/^Error: /, '')}`);
-    filter.path = resolved.virtual;
-  }
-  if (options.follow && filter.path === undefined) usage('--follow needs --path naming a file');
-  if (options.follow && filter.path === '/memories') usage('--follow follows one file; --path /memories is the whole memory');
+  if (options.session !== undefined && !isValidId(options.session)) usage(`invalid --session ${JSON.stringify(options.session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
+  if (options.S === undefined && (options.case !== undefined || options.change !== undefined)) usage(`--${options.case !== undefined ? 'case' : 'change'} qualifies -S: give -S <text>`);
+  if (options.ignoreCase && options.case === 'sensitive') usage('-i and --case sensitive contradict each other (case-insensitive is the default)');
+  const input: LogFilterInput = {
+    session: options.session,
+    path: options.path,
+    follow: options.follow,
+    command: options.command,
+    since: options.since,
+    until: options.until,
+    text: options.S,
+    case: options.case,
+    change: options.change,
+    flagged: options.flagged,
+  };
   try {
-    if (options.since !== undefined) filter.since = parseIsoTime(options.since);
-    if (options.until !== undefined) filter.until = parseIsoTime(options.until, { endOfDay: true });
+    return parseLogFilter(input, { paths: 'virtual', names: CLI_NAMES });
   } catch (error) {
-    if (error instanceof InvalidPointError) usage(error.message.replace(/^memgit: /, ''));
+    if (error instanceof InvalidFilterError) usage(error.message);
     throw error;
   }
-  if (options.S !== undefined) {
-    if (options.S === '') usage('-S needs a non-empty text');
-    filter.pickaxe = options.S;
-    filter.ignoreCase = options.ignoreCase;
-  }
-  return filter;
 }
 
-async function formatRow(store: MemoryStore, row: LogRow, options: LogCliOptions): Promise<string> {
+/** How the log filter's fields are spelled on the command line. */
+const CLI_NAMES: Record<keyof LogFilterInput, string> = {
+  session: '--session',
+  path: '--path',
+  follow: '--follow',
+  command: '--command',
+  since: '--since',
+  until: '--until',
+  text: '-S',
+  case: '--case',
+  change: '--change',
+  flagged: '--flagged',
+};
+
+async function formatRow(ctx: HistoryContext, row: LogRow, options: LogCliOptions): Promise<string> {
   const { entry } = row;
   if (options.json) {
     const json: Record<string, unknown> = { ...commitRecord(entry), revertedBy: row.revertedBy.map((e) => e.commit) };
     if (row.pickaxe) json.pickaxe = row.pickaxe;
-    if (options.stat) json.stat = await commitStat(store.objects, entry);
-    if (options.patch) json.patches = await commitPatches(store.objects, entry);
+    if (options.stat) json.stat = await commitStat(ctx, entry);
+    if (options.patch) json.patches = await commitPatches(ctx, entry);
     return JSON.stringify(json) + '\n';
   }
   const mark = row.revertedBy.length ? `  (reverted by ${row.revertedBy.map((e) => e.commit.slice(0, 12)).join(', ')})` : '';
@@ -141,12 +163,15 @@ async function formatRow(store: MemoryStore, row: LogRow, options: LogCliOptions
   const head = options.oneline ? toOneline(entry) : toLine(entry);
   let text = `${head}${mark}${pickaxe}\n`;
   if (options.stat) {
-    const stats = await commitStat(store.objects, entry);
-    for (const s of stats) text += ` ${s.oldPath ? `${s.oldPath} -> ` : ''}${s.path} | +${s.added} -${s.removed}\n`;
+    const stats = await commitStat(ctx, entry);
+    for (const s of stats) {
+      const counts = s.tooLarge ? `too different to count (over ${DIFF_MAX_EDIT_LENGTH} changed lines)` : `+${s.added} -${s.removed}`;
+      text += ` ${s.oldPath ? `${s.oldPath} -> ` : ''}${s.path} | ${counts}\n`;
+    }
     if (!stats.length) text += ' (no change to memory files)\n';
   }
   if (options.patch) {
-    const patches = await commitPatches(store.objects, entry);
+    const patches = await commitPatches(ctx, entry);
     text += patches.length ? `\n${patches.join('\n')}` : '';
   }
   return text;
@@ -158,11 +183,7 @@ export function toOneline(entry: HistoryEntry): string {
 }
 
 async function printCalls(store: MemoryStore, options: { session?: string; path?: string; maxCount?: number; json?: boolean }): Promise<void> {
-  let calls = (await listCalls(store, { session: options.session })).reverse();
-  if (options.path !== undefined) {
-    const prefix = options.path.replace(/\/+$/, '');
-    calls = calls.filter((c) => c.paths.some((p) => p === prefix || p.startsWith(`${prefix}/`)));
-  }
+  let calls = (await listCalls(store, { session: options.session, path: options.path })).reverse();
   if (options.maxCount) calls = calls.slice(0, options.maxCount);
   const out = calls.map((call) => (options.json ? JSON.stringify(call) : callLine(call)));
   if (out.length) process.stdout.write(out.join('\n') + '\n');

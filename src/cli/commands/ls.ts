@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { listAt } from '../../history/snapshot';
+import { listAt } from '../../history/memory-at';
+import { historyContext } from '../../history/context';
 import { memoryPath, openStore, repoOption, resolveAt } from '../options';
 
 export function registerLs(program: Command): void {
@@ -22,7 +23,7 @@ export function registerLs(program: Command): void {
       const store = await openStore(options.repo, { create: false });
       try {
         const at = await resolveAt(store, options.at);
-        const listing = await listAt(store, virtual, at);
+        const listing = await listAt(historyContext(store), virtual, at);
         const out = listing.map((e) =>
           options.json ? JSON.stringify(e) : e.type === 'directory' ? `${'-'.padStart(8)}  ${e.path}/` : `${String(e.size).padStart(8)}  ${e.path}`,
         );

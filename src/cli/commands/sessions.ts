@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { sessionStats } from '../../history/sessions';
+import { historyContext } from '../../history/context';
+import { listSessions } from '../../history/sessions';
 import { openStore, repoOption } from '../options';
 
 export function registerSessions(program: Command): void {
@@ -7,7 +8,7 @@ export function registerSessions(program: Command): void {
     .command('sessions')
     .summary('list the sessions of the store: when, how many commits, writes, reverted calls, reads and failed calls')
     .addOption(repoOption())
-    .option('--json', 'one JSON object per session: session, first, last (ISO), calls (its commits, as in the documented session record), writes, reverted, reads, failed, logOnly')
+    .option('--json', 'one session record per line (schema memgit.session/1, see docs/records.md): id, calls (its commits), first, last (ISO), files, writes, reverted, reads, failed, logOnly')
     .addHelpText(
       'after',
       '\nMost recently active first. "commits" counts the commits a session made (its successful writes;\n' +
@@ -16,16 +17,17 @@ export function registerSessions(program: Command): void {
         'A session that made no commit (it only read, or all its calls failed) is known from the call log\n' +
         'alone and marked "(no commits: call log only)", with its first and last logged call as its times.\n\nExamples:\n' +
         '  memgit sessions\n' +
-        '  memgit sessions --json | jq -r \'select(.reverted > 0) | .session\'',
+        '  memgit sessions --json | jq -r \'select(.reverted > 0) | .id\'',
     )
     .action(async (options: { repo?: string; json?: boolean }) => {
       const store = await openStore(options.repo, { create: false });
       try {
         await store.refreshHead();
-        const iso = (t: number) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
-        const out = sessionStats(store.history, await store.callLog.read()).map((s) =>
+        // The documented records, as GET /api/sessions and the UI's list have them; the text is their columns.
+        const iso = (time: string) => time.replace('.000Z', 'Z');
+        const out = (await listSessions(historyContext(store))).map((s) =>
           options.json
-            ? JSON.stringify({ session: s.id, first: iso(s.first), last: iso(s.last), calls: s.calls, writes: s.writes, reverted: s.reverted, reads: s.reads, failed: s.failed, logOnly: s.logOnly })
+            ? JSON.stringify(s)
             : `${s.id}  ${iso(s.first)}  ${iso(s.last)}  commits ${s.calls}  writes ${s.writes}  reverted ${s.reverted}  reads ${s.reads}  failed ${s.failed}` +
               (s.logOnly ? '  (no commits: call log only)' : ''),
         );

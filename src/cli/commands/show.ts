@@ -1,14 +1,13 @@
 import { Command } from 'commander';
 import { errorMessage } from '../../contract/format';
-import { commitPatches } from '../../history/log-query';
-import { fileDiffs } from '../../store/commit-diff';
-import { revertedBy } from '../../history/reverts';
-import { rewrittenFrom } from '../../store/redaction';
+import { commitFiles, commitPatches, revertedByOf, rewrittenFrom } from '../../history/commit';
+import { historyContext } from '../../history/context';
 import { AmbiguousRefError, CommitNotFoundError } from '../../store/errors';
 import { callsOf } from '../../history/calls';
 import { CallRecord } from '../../history/records';
 import { oneLine } from '../../store/commit-message';
-import type { HistoryEntry } from '../../store/history-index';
+import type { HistoryEntry } from '../../history/entry';
+import { pointAt } from '../../history/points';
 import { fail, openStore, repoOption } from '../options';
 import { commitRecord, FileChangeRecord } from '../../history/records';
 
@@ -29,9 +28,10 @@ export function registerShow(program: Command): void {
     )
     .action(async (ref: string, options: { repo?: string; json?: boolean }) => {
       const store = await openStore(options.repo, { create: false });
+      const ctx = historyContext(store);
       let entry: HistoryEntry;
       try {
-        entry = await store.resolvePoint(ref);
+        entry = await pointAt(ctx, ref);
       } catch (error) {
         if (!(error instanceof CommitNotFoundError) || error instanceof AmbiguousRefError) throw error;
         // A read or a failed call makes no commit, but it is on the record: the call log.
@@ -42,11 +42,11 @@ export function registerShow(program: Command): void {
         process.stdout.write(out.join(options.json ? '' : '\n'));
         return;
       }
-      const diffs = fileDiffs(entry);
-      const patches = await commitPatches(store.objects, entry);
-      const undoneBy = revertedBy(store.history, entry.commit);
+      const diffs = commitFiles(entry);
+      const patches = await commitPatches(ctx, entry);
+      const undoneBy = revertedByOf(ctx, entry.commit);
       // An id from before a redaction resolves to the commit that replaced it: said, as the UI says it.
-      const moved = await rewrittenFrom(store.redaction(), ref, entry.commit);
+      const moved = await rewrittenFrom(ctx, ref, entry.commit);
       if (options.json) {
         const files: FileChangeRecord[] = diffs.map((d, i) => ({ status: d.status, oldPath: d.oldPath, newPath: d.newPath, patch: patches[i] }));
         process.stdout.write(JSON.stringify({ ...commitRecord(entry), revertedBy: undoneBy.map((e) => e.commit), rewrittenFrom: moved, files }) + '\n');
@@ -72,7 +72,7 @@ export function registerShow(program: Command): void {
         for (const r of meta.reverts) lines.push(`reverts ${r}`);
         if (meta.reason) lines.push(`reason  ${meta.reason}`);
         for (const undo of undoneBy) {
-          const again = revertedBy(store.history, undo.commit);
+          const again = revertedByOf(ctx, undo.commit);
           const note = again.length ? ` (itself reverted by ${again.map((e) => e.commit.slice(0, 12)).join(', ')})` : '';
           lines.push(`reverted by ${undo.commit} ${undo.title} ${new Date(undo.time * 1000).toISOString()}${note}`);
         }

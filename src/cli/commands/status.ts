@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { listRemotes, replicationStatus } from '../../store/replication';
 import type { ReplicationStatus } from '../../store/replication';
 import { openStore, repoOption } from '../options';
+import { historyContext } from '../../history/context';
+import { historySummary } from '../../history/summary';
 
 export function registerStatus(program: Command): void {
   program
@@ -20,14 +22,15 @@ export function registerStatus(program: Command): void {
       const store = await openStore(options.repo, { create: false, replicate: false });
       try {
         const head = await store.refreshHead();
+        const history = historySummary(historyContext(store));
         const port = store.replication();
         const replicas: ReplicationStatus[] = [];
         for (const remote of await listRemotes({ fs, gitdir: store.gitdir })) replicas.push(replicationStatus(port, remote));
         const summary = {
           repo: store.dir,
           head,
-          commits: store.history.size,
-          sessions: store.history.sessions().length,
+          commits: history.commits,
+          sessions: history.sessions,
           readOnly: store.readOnly,
           replicas,
         };

@@ -1,40 +1,10 @@
 /**
  * Per-request budgets of the audit UI: what one response may hold and how long one request may work.
- * docs/reliability.md lists them and what happens when one is reached.
+ * docs/reliability.md lists them and what happens when one is reached. (The pacing of long loops is the
+ * read model's: src/history/pace.ts.)
  */
+
+export { Pacer, WorkBudget, yieldToLoop } from '../../history/pace';
 
 /** Characters of diff text one page shows in total (a session page, a commit, a rollback preview). */
 export const MAX_PAGE_DIFF_CHARS = 2 * 1024 * 1024;
-
-/** Let other requests (and I/O) in: long loops await this between steps. */
-export function yieldToLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * Time slices for a long loop: `await pacer.pace()` between steps yields to the event loop once the
- * current slice has run `sliceMs`, so other requests are answered within about a slice, while a loop of
- * cheap steps does not pay a yield per step.
- */
-export class Pacer {
-  private sliceStart = performance.now();
-  constructor(private readonly sliceMs = 10) {}
-
-  async pace(): Promise<void> {
-    if (performance.now() - this.sliceStart < this.sliceMs) return;
-    await yieldToLoop();
-    this.sliceStart = performance.now();
-  }
-}
-
-/** A deadline for one request's work, checked between steps. */
-export class WorkBudget {
-  private readonly deadline: number;
-  constructor(readonly millis: number, private readonly now: () => number = Date.now) {
-    this.deadline = now() + millis;
-  }
-
-  get spent(): boolean {
-    return this.now() >= this.deadline;
-  }
-}

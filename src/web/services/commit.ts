@@ -1,9 +1,9 @@
-import type { RefKind } from '../../store/resolve-ref';
+import type { RefKind } from '../../history/points';
+import { sessionNeighbours } from '../../history/sessions';
 import { AuditContext, CommitSummary, entryFor, summarise } from './context';
 import { diffViewsOf, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
 import { FlagBadge, flagOf } from './flags';
-import { rewrittenFrom } from './redaction';
-import { revertedBy } from './rollback';
+import { commitMessage, revertedByOf, rewrittenFrom } from '../../history/commit';
 
 /** One call: its metadata and trailers, its diff, and its neighbours in the same session. */
 
@@ -25,19 +25,17 @@ export interface CommitPage {
 
 export async function commitPage(ctx: AuditContext, ref: string, kind: RefKind = 'any'): Promise<CommitPage> {
   const entry = await entryFor(ctx, ref, kind);
-  const { commit } = await ctx.store.objects.readCommit(entry.commit);
-  const calls = entry.session ? ctx.store.history.bySession(entry.session) : [];
-  const step = calls.findIndex((e) => e.commit === entry.commit);
+  const session = sessionNeighbours(ctx, entry);
   const budget = pageDiffBudget();
   return {
     commit: summarise(ctx, entry),
-    message: commit.message,
+    message: await commitMessage(ctx, entry),
     diffs: (await diffViewsOf(ctx, entry)).map((d) => withinBudget(d, budget)),
-    sessionStep: step === -1 ? null : step + 1,
-    sessionCalls: calls.length,
-    prevInSession: step > 0 ? summarise(ctx, calls[step - 1]) : null,
-    nextInSession: step !== -1 && step + 1 < calls.length ? summarise(ctx, calls[step + 1]) : null,
-    revertedBy: revertedBy(ctx, entry.commit),
+    sessionStep: session.step,
+    sessionCalls: session.calls,
+    prevInSession: session.previous ? summarise(ctx, session.previous) : null,
+    nextInSession: session.next ? summarise(ctx, session.next) : null,
+    revertedBy: revertedByOf(ctx, entry.commit).map((e) => summarise(ctx, e)),
     flag: flagOf(ctx, entry.commit),
     rewrittenFrom: kind === 'call' ? null : await rewrittenFrom(ctx, ref, entry.commit),
   };

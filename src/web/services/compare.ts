@@ -8,7 +8,7 @@ import { compareTexts, FileDiffView } from './diff-view';
 export const MAX_COMPARED_FILES = 200;
 
 export interface ComparePage {
-  /** What was asked (for the form); points are any form store/points.ts accepts. */
+  /** What was asked (for the form); points are any form the read model takes (src/history/points.ts). */
   asked: { from: string; to: string; path: string };
   from: CommitSummary | null;
   to: CommitSummary | null;

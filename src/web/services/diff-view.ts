@@ -1,8 +1,7 @@
 import { structuredPatch } from 'diff';
-import { FileDiff, fileDiffs, oneSidedPatch, trimCommonLines } from '../../store/commit-diff';
-import type { HistoryEntry } from '../../store/history-index';
-import { commitLineCounts } from '../../store/history/facts';
-import { beyondEditLength, DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH } from '../../store/history/line-stats';
+import { lineCountsOf } from '../../history/commit';
+import { beyondEditLength, DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH, FileDiff, fileDiffs, oneSidedPatch, trimCommonLines } from '../../history/diffs';
+import type { HistoryEntry } from '../../history/entry';
 import { displayCost, hasHidden } from '../filters';
 import { MAX_PAGE_DIFF_CHARS } from './budget';
 import { AuditContext, textOf } from './context';
@@ -130,8 +129,8 @@ export async function diffView(ctx: AuditContext, diff: FileDiff): Promise<FileD
  * Line counts of one commit's memory files (the commits list shows them per row): recorded in the
  * history index when the commit was written, so this reads no blobs.
  */
-export async function lineStats(ctx: AuditContext, entry: HistoryEntry): Promise<{ added: number; removed: number }> {
-  return commitLineCounts(await ctx.store.history.factsOf(entry));
+export function lineStats(ctx: AuditContext, entry: HistoryEntry): Promise<{ added: number; removed: number }> {
+  return lineCountsOf(ctx, entry);
 }
 
 type Comparison = Pick<FileDiffView, 'added' | 'removed' | 'hunks' | 'truncated' | 'tooLarge' | 'noFinalNewline' | 'hidden'>;

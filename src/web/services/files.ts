@@ -1,23 +1,23 @@
-import { blameFile } from '../../store/history/blame';
-import { Revision, revisionsOf as revisionsInIndex } from '../../store/history/revisions';
-import { diffArrays } from 'diff';
-import { fileDiffs } from '../../store/commit-diff';
-import type { HistoryEntry } from '../../store/history-index';
+import { blameAt } from '../../history/blame';
+import { splitLines } from '../../history/diffs';
+import type { HistoryEntry } from '../../history/entry';
+import { directoryAt, readFileAt } from '../../history/memory-at';
+import { currentPath, fileRevisions, Revision } from '../../history/revisions';
+import { entryOf } from '../../history/points';
 import { fileRevisionRecord, FileRevisionRecord } from '../../history/records';
+import { PathNotFoundError } from '../../store/errors';
 import { hasHidden } from '../filters';
 import { MAX_LINE_CHARS } from './diff-view';
 import { AuditContext, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';
-import { splitLines } from '../../store/history/line-stats';
-import { currentPathOf } from '../../store/rollback';
 
 export { splitLines };
-export { advance } from '../../store/history/blame';
-export type { Revision } from '../../store/history/revisions';
+export { advance } from '../../history/blame';
+export type { Revision } from '../../history/revisions';
 
 /**
  * One memory file through time: its content at a commit, its revisions following renames, and blame.
  * Everything comes from the history index (commits by path) and the store's incremental blame
- * (src/store/history/blame.ts): blame at HEAD is a lookup, at an older commit a replay of the file's
+ * (src/history/blame.ts): blame at HEAD is a lookup, at an older commit a replay of the file's
  * revisions from the nearest known state, with checkpoints kept in the UI's cache.
  */
 
@@ -32,10 +32,6 @@ export const BLAME_MAX_LINE_STEPS = 4_000_000;
 /** Revisions listed on the page (newest first); the commit list has them all. */
 export const MAX_HISTORY_ROWS = 500;
 
-/** Revisions of the file at `repoPath` up to `position` (inclusive), oldest first, following renames back. */
-export function revisionsOf(ctx: AuditContext, repoPath: string, position: number): Revision[] {
-  return revisionsInIndex(ctx.store.history, repoPath, position);
-}
 
 export interface BlameLine {
   no: number;
@@ -92,11 +88,9 @@ export interface FilePage {
 
 export async function filePage(ctx: AuditContext, rel: string, at: string | undefined, options: { blame?: boolean } = {}): Promise<FilePage> {
   const atEntry = await entryFor(ctx, at);
-  const history = ctx.store.history;
-  const position = history.position(atEntry.commit)!;
   const repoPath = repoPathOf(rel);
   const pinned = at !== undefined && at !== '';
-  let revisions = revisionsOf(ctx, repoPath, position);
+  let revisions = fileRevisions(ctx, `/${repoPath}`, atEntry);
   if (revisions.length === 0) throw new NotFound(`/${repoPath} has no history up to this commit`);
   const last = revisions[revisions.length - 1];
   const exists = last.oid !== null;
@@ -110,7 +104,7 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
     if (steps > BLAME_MAX_LINE_STEPS) {
       blameSkipped = { lines: state.lines.length, revisions: revisions.length, budget: BLAME_MAX_LINE_STEPS };
     } else {
-      const blamed = await blameFile(history, repoPath, position, { readText: (oid) => textOf(ctx, oid), checkpoints: ctx.blames });
+      const blamed = await blameAt(ctx, `/${repoPath}`, atEntry);
       revisions = blamed.revisions;
       state = blamed.state;
     }
@@ -127,7 +121,7 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
       const revision = revisionOf.get(origin);
       const before = revision && revision.kind !== 'created' ? revision : undefined;
       origins[origin] = {
-        ...summarise(ctx, history.get(origin)!),
+        ...summarise(ctx, entryOf(ctx, origin)!),
         beforePath: before ? `/${before.kind === 'renamed' ? before.from! : before.repoPath}` : null,
         beforeAt: before?.entry.parent ?? null,
       };
@@ -161,17 +155,20 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
     revisionCount: revisions.length,
     deletedBy: exists ? null : summarise(ctx, last.entry),
     hidden: exists && hasHidden(text),
-    restorePath: `/${currentPathOf(history, repoPath, position)}`,
+    restorePath: currentPath(ctx, `/${repoPath}`, atEntry),
   };
 }
 
 /** The file's text at a commit (HEAD by default), for raw downloads. */
 export async function rawFile(ctx: AuditContext, rel: string, at: string | undefined): Promise<{ name: string; text: string }> {
   const atEntry = await entryFor(ctx, at);
-  const tree = await ctx.store.commitTree(atEntry.commit);
-  const entry = await ctx.store.objects.entryAt(tree, repoPathOf(rel));
-  if (!entry || entry.type !== 'blob' || rel === '') throw new NotFound(`/memories/${rel} does not exist at this commit`);
-  return { name: rel.split('/').pop()!, text: await textOf(ctx, entry.oid) };
+  if (rel === '') throw new NotFound('/memories/ does not exist at this commit');
+  try {
+    return { name: rel.split('/').pop()!, text: (await readFileAt(ctx, `/${repoPathOf(rel)}`, atEntry)).text };
+  } catch (error) {
+    if (error instanceof PathNotFoundError) throw new NotFound(`/memories/${rel} does not exist at this commit`);
+    throw error;
+  }
 }
 
 /**
@@ -188,11 +185,8 @@ export async function unprefixedTarget(ctx: AuditContext, rel: string, at: strin
   } catch {
     return null;
   }
-  const position = ctx.store.history.position(atEntry.commit)!;
-  if (revisionsOf(ctx, repoPathOf(rel), position).length > 0) return null;
+  if (fileRevisions(ctx, `/${repoPathOf(rel)}`, atEntry).length > 0) return null;
   const stripped = rel.slice('memories'.length).replace(/^\//, '');
-  if (stripped !== '' && revisionsOf(ctx, repoPathOf(stripped), position).length > 0) return { kind: 'file', rel: stripped };
-  const tree = await ctx.store.commitTree(atEntry.commit);
-  const node = await ctx.store.objects.entryAt(tree, repoPathOf(stripped));
-  return node?.type === 'tree' ? { kind: 'dir', rel: stripped } : null;
+  if (stripped !== '' && fileRevisions(ctx, `/${repoPathOf(stripped)}`, atEntry).length > 0) return { kind: 'file', rel: stripped };
+  return (await directoryAt(ctx, `/${repoPathOf(stripped)}`, atEntry)) ? { kind: 'dir', rel: stripped } : null;
 }

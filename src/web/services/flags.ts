@@ -51,15 +51,6 @@ export function flagsOf(ctx: AuditContext, commits: Iterable<string>): Record<st
   return out;
 }
 
-/** Ascending history positions of every flagged commit still in history (the "flagged only" filter). */
-export function flaggedPositions(ctx: AuditContext): number[] {
-  const positions: number[] = [];
-  for (const record of ctx.store.flags.all()) {
-    const position = ctx.store.history.position(record.commit);
-    if (position !== undefined) positions.push(position);
-  }
-  return positions.sort((a, b) => a - b);
-}
 
 export function flaggedCount(ctx: AuditContext): number {
   return ctx.store.flags.all().length;

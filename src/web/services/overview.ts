@@ -1,9 +1,10 @@
-import { isMemoryFile } from '../../store/commit-diff';
-import { listFiles } from '../../store/objects';
+import { queryLog } from '../../history/log';
+import { fileSize, memoryFilesAt } from '../../history/memory-at';
+import { historySummary } from '../../history/summary';
+import { lastChangeOf } from '../../history/revisions';
 import { AuditContext, CommitSummary, summarise } from './context';
 import { flaggedCount } from './flags';
 import { redactionCount } from './redaction';
-import { lastChangeOf, sizeAt } from './tree';
 
 /** The front page: the memory at HEAD, totals, and the latest calls. */
 
@@ -19,28 +20,24 @@ export interface Overview {
 }
 
 export async function overview(ctx: AuditContext): Promise<Overview> {
-  const history = ctx.store.history;
-  const head = history.head;
+  const summary = historySummary(ctx);
+  const head = summary.head;
   if (!head) return { head: null, totals: { commits: 0, sessions: 0, files: 0, bytes: 0, flagged: 0, redactions: 0 }, files: [], filesTruncated: false, latest: [] };
-  const headPosition = history.size - 1;
-  const all = [...(await listFiles(ctx.store.objects, await ctx.store.commitTree(head.commit)))]
-    .filter(([repoPath, entry]) => isMemoryFile(repoPath) && entry.mode === '100644')
-    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const all = await memoryFilesAt(ctx, head);
   let bytes = 0;
   const files: Overview['files'] = [];
-  for (const [repoPath, entry] of all) {
-    const last = lastChangeOf(ctx, repoPath, headPosition);
-    const size = await sizeAt(ctx, repoPath, entry.oid, last);
+  for (const file of all) {
+    const last = lastChangeOf(ctx, file.path, head);
+    const size = await fileSize(ctx, file.path, file.oid, last);
     bytes += size;
     if (files.length < OVERVIEW_FILES) {
-      files.push({ rel: repoPath.slice('memories/'.length), size, lastChange: last ? summarise(ctx, last) : null });
+      files.push({ rel: file.path.slice('/memories/'.length), size, lastChange: last ? summarise(ctx, last) : null });
     }
   }
-  const latest: CommitSummary[] = [];
-  for (let p = headPosition; p >= 0 && latest.length < LATEST; p--) latest.push(summarise(ctx, history.at(p)!));
+  const latest: CommitSummary[] = (await queryLog(ctx, {}, LATEST)).map((row) => summarise(ctx, row.entry));
   return {
     head: summarise(ctx, head),
-    totals: { commits: history.size, sessions: history.sessions().length, files: all.length, bytes, flagged: flaggedCount(ctx), redactions: await redactionCount(ctx) },
+    totals: { commits: summary.commits, sessions: summary.sessions, files: all.length, bytes, flagged: flaggedCount(ctx), redactions: await redactionCount(ctx) },
     files,
     filesTruncated: all.length > files.length,
     latest,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { MAX_REASON_LENGTH, MAX_REF_LENGTH, MAX_VALUE_LENGTH, REDACTION_KINDS, RedactionKind, RedactionRequest, requestField, shownTarget } from '../../operator/redaction';
 import { oneLine } from '../../store/commit-message';
 import { mask } from '../../store/flags/personal-data';
-import { listRedactions, PREVIEW_ITEMS, redactionIds, rewrittenFrom as rewrittenFromRef } from '../../store/redaction';
+import { listRedactions, PREVIEW_ITEMS, redactionIds } from '../../store/redaction';
 import type { PreviewItem, RedactionOutcome, RedactionRecord } from '../../store/redaction';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 
@@ -249,10 +249,6 @@ export async function redactionPage(ctx: AuditContext, id: string, from = 0): Pr
   };
 }
 
-/** Which redaction moved a commit the URL named by an id from before it (null when the id is current). */
-export function rewrittenFrom(ctx: AuditContext, ref: string, resolved: string): Promise<{ old: string; redaction: string } | null> {
-  return rewrittenFromRef(ctx.store.redaction(), ref, resolved);
-}
 
 export async function redactionCount(ctx: AuditContext): Promise<number> {
   return (await redactionIds(ctx.store.redaction())).length;

@@ -1,4 +1,3 @@
-import { revertedBy as revertedByIndex } from '../../history/reverts';
 import type { RollbackOutcome } from '../../store/rollback';
 import { contentsOf } from '../../store/rollback';
 import { actionParams, cliPreview, ROLLBACK_BUDGETS, RollbackAction, runRollback } from '../../operator/rollback';
@@ -64,9 +63,4 @@ function targetOfReset(ctx: AuditContext, outcome: RollbackOutcome): string | nu
   const oldestUndone = outcome.reverts[outcome.reverts.length - 1];
   if (!oldestUndone) return outcome.head;
   return ctx.store.history.get(oldestUndone)?.parent ?? null;
-}
-
-/** Which operator commits reverted a commit (the index over Memory-Reverts trailers lives in src/history). */
-export function revertedBy(ctx: AuditContext, commit: string): CommitSummary[] {
-  return revertedByIndex(ctx.store.history, commit).map((entry) => summarise(ctx, entry));
 }

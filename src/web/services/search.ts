@@ -1,12 +1,12 @@
-import { isMemoryFile } from '../../store/commit-diff';
-import { listFiles } from '../../store/objects';
+import { memoryFilesAt } from '../../history/memory-at';
+import { historySummary } from '../../history/summary';
 import { WorkBudget, yieldToLoop } from './budget';
 import { AuditContext, BadRequest, textOf } from './context';
 import { CommitPage, listCommits, MAX_QUERY_CHARS } from './commits';
 
 /**
  * Search the memory at HEAD (paths and lines, case-insensitive) and its history (the calls that
- * introduced the text). Results come a page of files at a time (`from` = the index of the first file,
+ * introduced or removed the text: the read model's text filter, as `/commits?text=` and `memgit log -S`). Results come a page of files at a time (`from` = the index of the first file,
  * in path order), and every page is bounded: matches shown, characters shown (long lines are cut to a
  * window around the match), bytes of file content read, and wall time. When a bound stops a page early,
  * the page says which, and `next` continues where it stopped.
@@ -49,7 +49,7 @@ export interface SearchPage {
   next: number | null;
   /** Kept for older clients: true when stoppedBy is not null. */
   truncated: boolean;
-  /** The calls that introduced the text (first page only). */
+  /** The calls that introduced or removed the text (first page only). */
   history: CommitPage | null;
 }
 
@@ -66,11 +66,9 @@ export async function search(ctx: AuditContext, q: string, from = 0, budget = ne
   if (!Number.isSafeInteger(from) || from < 0) throw new BadRequest('from must be a file number');
   const empty: SearchPage = { q, from, files: [], stoppedBy: null, next: null, truncated: false, history: null };
   if (q === '') return empty;
-  const head = ctx.store.history.head;
+  const head = historySummary(ctx).head;
   if (!head) return empty;
-  const files = [...(await listFiles(ctx.store.objects, await ctx.store.commitTree(head.commit)))]
-    .filter(([repoPath, entry]) => isMemoryFile(repoPath) && entry.mode === '100644')
-    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const files = await memoryFilesAt(ctx, head);
   if (from > files.length) throw new BadRequest(`from must be at most ${files.length}`);
   const needle = q.toLowerCase();
   const results: SearchPage['files'] = [];
@@ -88,8 +86,8 @@ export async function search(ctx: AuditContext, q: string, from = 0, budget = ne
     else if (bytesRead >= SEARCH_BUDGETS.readBytes) stoppedBy = 'read';
     else if (budget.spent) stoppedBy = 'time';
     if (stoppedBy) break;
-    const [repoPath, entry] = files[index];
-    const rel = repoPath.slice('memories/'.length);
+    const entry = files[index];
+    const rel = entry.path.slice('/memories/'.length);
     const pathMatch = rel.toLowerCase().includes(needle);
     const text = await textOf(ctx, entry.oid);
     bytesRead += text.length;

@@ -1,9 +1,8 @@
 import { isNewId } from '../../contract/ids';
-import { sessionStats } from '../../history/sessions';
-import { FileDiff, isMemoryFile } from '../../store/commit-diff';
-import type { HistoryEntry } from '../../store/history-index';
+import { listSessions as listSessionRecords, sessionChanges, sessionCommits, sessionTimeline } from '../../history/sessions';
+import type { HistoryEntry } from '../../history/entry';
 import type { TimelineRecord } from '../../store/timeline';
-import { CallRecord, sessionRecord, SessionRecord } from '../../history/records';
+import type { CallRecord, SessionRecord } from '../../history/records';
 import { listCalls } from '../../history/calls';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 import { MAX_PAGE_DIFF_CHARS, yieldToLoop } from './budget';
@@ -23,19 +22,8 @@ export type SessionSummary = SessionRecord;
  * the call log (no commits: they only read, or failed) included; recomputed only when the history or the
  * call log has changed.
  */
-export async function listSessions(ctx: AuditContext): Promise<SessionSummary[]> {
-  const history = ctx.store.history;
-  const version = `${history.size}:${await ctx.store.callLog.version()}`;
-  const cached = ctx.sessionList as { version: string; list: SessionSummary[] } | undefined;
-  if (cached && cached.version === version) return cached.list;
-  const list = sessionStats(history, await ctx.store.callLog.read()).map((stats) => {
-    const files = new Set<string>();
-    for (const e of history.bySession(stats.id)) for (const c of e.changes) if (isMemoryFile(c.path)) files.add(c.path);
-    return { ...stats, files: files.size };
-  });
-  const records = list.map(sessionRecord);
-  ctx.sessionList = { version, list: records };
-  return records;
+export function listSessions(ctx: AuditContext): Promise<SessionSummary[]> {
+  return listSessionRecords(ctx);
 }
 
 export interface SessionCall extends CommitSummary {
@@ -99,11 +87,11 @@ export interface SessionPage {
 }
 
 export async function sessionPage(ctx: AuditContext, id: string, from = 1): Promise<SessionPage> {
-  const entries = ctx.store.history.bySession(id);
+  const entries = sessionCommits(ctx, id);
   if (entries.length === 0) return logOnlySessionPage(ctx, id, from);
   if (!Number.isSafeInteger(from) || from < 1 || from > entries.length) throw new BadRequest(`from must be a step between 1 and ${entries.length}`);
   const slice = entries.slice(from - 1, from - 1 + CALLS_PER_PAGE);
-  const records = await ctx.store.timeline.forSession(id);
+  const records = await sessionTimeline(ctx, id);
   const timeline = placeEvents(entries, records, from - 1, slice.length);
   // A page is bounded by the bytes of its diffs as well as by its number of calls: the combined diff and
   // the calls each get half of the page's budget, and the page ends after the call that spent it.
@@ -141,7 +129,7 @@ export async function sessionPage(ctx: AuditContext, id: string, from = 1): Prom
 }
 
 /** What a session page shows from the call log and the timeline, whether or not the session committed. */
-function fromTheLogs(allCalls: Awaited<ReturnType<typeof listCalls>>, records: Awaited<ReturnType<AuditContext['store']['timeline']['forSession']>>) {
+function fromTheLogs(allCalls: Awaited<ReturnType<typeof listCalls>>, records: TimelineRecord[]) {
   return {
     reads: allCalls.filter((c) => c.kind === 'read').length,
     failed: allCalls.filter((c) => c.kind === 'failed').length,
@@ -161,7 +149,7 @@ async function logOnlySessionPage(ctx: AuditContext, id: string, from: number): 
   const allCalls = isNewId(id) ? await listCalls(ctx.store, { session: id }) : [];
   if (allCalls.length === 0) throw new NotFound(`no session ${JSON.stringify(id)} in this store`);
   if (from !== 1) throw new BadRequest('a session without commits has one page: from must be 1');
-  const records = await ctx.store.timeline.forSession(id);
+  const records = await sessionTimeline(ctx, id);
   const timeline = placeEvents([], records, 0, 0);
   return {
     id,
@@ -258,28 +246,11 @@ async function combinedDiff(ctx: AuditContext, entries: HistoryEntry[]): Promise
 }
 
 async function computeCombinedDiff(ctx: AuditContext, entries: HistoryEntry[]): Promise<{ combined: FileDiffView[]; truncated: boolean }> {
-  const touched = new Set<string>();
-  for (const e of entries) for (const c of e.changes) if (isMemoryFile(c.path)) touched.add(c.path);
-  const paths = [...touched].sort();
-  // The blob of each path before and after, from the index (the commit that last wrote it): no tree reads.
-  const history = ctx.store.history;
-  const firstPosition = history.position(entries[0].commit)!;
-  const lastPosition = history.position(entries[entries.length - 1].commit)!;
-  const blobAt = (repoPath: string, position: number): string | null =>
-    history.lastChange(repoPath, position)?.changes.find((c) => c.path === repoPath)?.newOid ?? null;
-  const diffs: FileDiff[] = [];
-  for (const repoPath of paths) {
-    const oldOid = firstPosition > 0 ? blobAt(repoPath, firstPosition - 1) : null;
-    const newOid = blobAt(repoPath, lastPosition);
-    if (oldOid === newOid) continue;
-    const status = !oldOid ? 'added' : !newOid ? 'deleted' : 'modified';
-    diffs.push({ status, oldPath: oldOid ? `/${repoPath}` : null, newPath: newOid ? `/${repoPath}` : null, oldOid, newOid });
-    if (diffs.length === MAX_COMBINED_FILES) break;
-  }
+  const { diffs, truncated } = sessionChanges(ctx, entries, MAX_COMBINED_FILES);
   const combined: FileDiffView[] = [];
   for (const d of diffs) {
     combined.push(await diffView(ctx, d));
     await yieldToLoop();
   }
-  return { combined, truncated: diffs.length === MAX_COMBINED_FILES && paths.length > MAX_COMBINED_FILES };
+  return { combined, truncated };
 }

@@ -4,8 +4,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MemoryStore } from '../../src/store/memory-store';
-import { gitReport, QUIET, toolUse, useTempDir } from './git-helpers';
+import { MemoryStore } from '../../../src/store/memory-store';
+import { gitReport, QUIET, toolUse, useTempDir } from '../git-helpers';
 
 const tempDir = useTempDir();
 

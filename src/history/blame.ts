@@ -1,24 +1,22 @@
-import { diffArrays } from 'diff';
-import type { HistoryIndex } from '../history-index';
-import { splitLines } from './line-stats';
+import type { HistoryIndex } from '../store/history-index';
+import type { HistoryEntry } from '../store/history-index/entry';
+import { HistoryContext, textOf } from './context';
+import { advance, BlameState } from '../store/history-index/blame-step';
+import { splitLines } from '../store/history-index/line-stats';
 import { Revision, revisionsOf } from './revisions';
+
+export { advance, BLAME_MAX_EDIT_LENGTH } from '../store/history-index/blame-step';
+export type { BlameState } from '../store/history-index/blame-step';
 
 /**
  * Blame: for each line of a file at a commit, the commit that wrote it. Computed by replaying the file's
  * revisions forward (diffing each against the previous), starting from the newest state already known:
- * the persisted per-file blame at the file's latest revision (blame-index.ts, extended by every write),
- * or a checkpoint the caller keeps. Blame at HEAD is therefore one lookup; an old revision may walk.
+ * the persisted per-file blame at the file's latest revision (src/store/history-index/blame-index.ts,
+ * extended by every write), or a checkpoint the caller keeps. Blame at HEAD is therefore one lookup; an old revision may walk.
  */
 
-export const BLAME_MAX_EDIT_LENGTH = 2000;
 const BLAME_CHECKPOINT_EVERY = 64;
 const READ_BATCH = 32;
-
-export interface BlameState {
-  lines: string[];
-  /** For each line, the commit of the revision that wrote it. */
-  origins: string[];
-}
 
 export interface BlameSource {
   /** A blob's text by oid (the caller may cache). */
@@ -109,33 +107,11 @@ async function readAll(source: BlameSource, oids: (string | null)[]): Promise<st
   return texts;
 }
 
-/** Pure: carry unchanged lines' origins over, attribute added lines to `commit`. */
-export function advance(previous: BlameState, lines: string[], commit: string): BlameState {
-  // Lines shared at both ends keep their origins without going through the diff: a one-line change
-  // of a half-million-line file costs one scan instead of a diff of the whole file.
-  const old = previous.lines;
-  let head = 0;
-  while (head < old.length && head < lines.length && old[head] === lines[head]) head++;
-  let tail = 0;
-  while (tail < old.length - head && tail < lines.length - head && old[old.length - 1 - tail] === lines[lines.length - 1 - tail]) tail++;
-  const changes = diffArrays(old.slice(head, old.length - tail), lines.slice(head, lines.length - tail), { maxEditLength: BLAME_MAX_EDIT_LENGTH });
-  const origins: string[] = previous.origins.slice(0, head);
-  if (!changes) {
-    for (let k = head; k < lines.length - tail; k++) origins.push(commit);
-    for (let k = old.length - tail; k < old.length; k++) origins.push(previous.origins[k]);
-    return { lines, origins };
-  }
-  let oldIndex = head;
-  for (const change of changes) {
-    if (change.removed) {
-      oldIndex += change.count;
-    } else if (change.added) {
-      for (let k = 0; k < change.count; k++) origins.push(commit);
-    } else {
-      for (let k = 0; k < change.count; k++) origins.push(previous.origins[oldIndex + k]);
-      oldIndex += change.count;
-    }
-  }
-  for (let k = old.length - tail; k < old.length; k++) origins.push(previous.origins[k]);
-  return { lines, origins };
+/**
+ * Blame of the file at a virtual path as of a point (`memgit blame`, the UI's file page), through the
+ * context's caches: blob texts, and blame states after revisions as checkpoints for later replays.
+ */
+export function blameAt(ctx: HistoryContext, virtualPath: string, at: HistoryEntry): Promise<FileBlame> {
+  const history = ctx.store.history;
+  return blameFile(history, virtualPath.slice(1), history.position(at.commit) ?? -1, { readText: (oid) => textOf(ctx, oid), checkpoints: ctx.blames });
 }

@@ -1,5 +1,5 @@
-import { isMemoryFile } from '../commit-diff';
-import type { HistoryEntry } from '../history-index';
+import { isMemoryFile } from '../store/commit-diff';
+import type { HistoryEntry } from '../store/history-index';
 
 /**
  * Does the commit touch `virtualPath` (a `/memories/...` path) or anything below it? Shared by the CLI's

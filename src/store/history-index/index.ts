@@ -1,13 +1,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CommitMeta, parseCommitMessage } from './commit-message';
-import { isMemoryFile } from './commit-diff';
-import { diffTrees, FileChange, ObjectStore, ReadCommitResult } from './objects';
-import { SerialQueue } from './write-lock';
-import { BlameIndex } from './history/blame-index';
-import { computeFacts, fileFacts, FileFact } from './history/facts';
-import { Progress, terminalProgress } from './history/progress';
-import { HistorySnapshot, SnapshotRow } from './history/snapshot';
+import { parseCommitMessage } from '../commit-message';
+import { isMemoryFile } from '../commit-diff';
+import { diffTrees, ObjectStore, ReadCommitResult } from '../objects';
+import { SerialQueue } from '../write-lock';
+import { BlameIndex } from './blame-index';
+import { HistoryEntry, makeEntry } from './entry';
+import { computeFacts, fileFacts, FileFact } from './facts';
+import { Progress, terminalProgress } from './progress';
+import { HistorySnapshot, SnapshotRow } from './snapshot';
+
+export { makeEntry } from './entry';
+export type { HistoryEntry } from './entry';
 
 /**
  * An index of the store's history — by commit, tool_use id, session and path — so that audit pages,
@@ -15,31 +19,17 @@ import { HistorySnapshot, SnapshotRow } from './history/snapshot';
  * as an append-only JSON-lines file under `.git/memgit/`, appended in the same step as each commit, and
  * brought up to date incrementally from the last indexed commit when a store opens.
  *
- * Each entry also carries the facts that were known when the commit was written (see history/facts.ts:
+ * Each entry also carries the facts that were known when the commit was written (see facts.ts:
  * per file, the blobs before and after, sizes, lines added and removed, rename pairs), so list pages are
  * lookups. Entries indexed from git rather than written here (a cold open of a cloned store, or an index
  * of the previous format) get their facts lazily — on first use, or from `backfillFacts()` — and those
  * are appended to a side file so that they are computed once per store, not once per process.
  *
- * A large index also keeps a snapshot of its lookup structures next to the file (history/snapshot.ts): a
+ * A large index also keeps a snapshot of its lookup structures next to the file (snapshot.ts): a
  * cache of the JSON lines, checked against their bytes, from which an open builds its maps without parsing
  * every line; an entry's line is then parsed when the entry is first asked for, and kept.
  */
 
-export interface HistoryEntry extends CommitMeta {
-  commit: string;
-  parent: string | null;
-  /** The commit's root tree (absent in entries migrated from format 1). */
-  tree?: string;
-  /** Commit time, seconds since the epoch. */
-  time: number;
-  /** The tool_use id for agent calls (the title of a commit that carries a Memory-Command trailer). */
-  toolUseId?: string;
-  /** Files changed, as repository paths with blob oids. */
-  changes: FileChange[];
-  /** Per memory-file facts (history/facts.ts); absent until computed. */
-  facts?: number[];
-}
 
 const INDEX_VERSION = 2;
 const PREVIOUS_VERSIONS = [1];
@@ -353,7 +343,8 @@ export class HistoryIndex {
     const known = fileFacts(entry);
     if (known) return known;
     entry.facts = await computeFacts(entry, (oid) => this.objects.readBlob(oid));
-    await this.appendFacts([entry]);
+    // Remembered for the next process; a store this process may not write (a reader's copy) still answers.
+    await this.appendFacts([entry]).catch(() => undefined);
     return fileFacts(entry)!;
   }
 
@@ -681,19 +672,6 @@ export class HistoryIndex {
   }
 }
 
-export function makeEntry(
-  commit: string,
-  parent: string | null,
-  time: number,
-  meta: CommitMeta,
-  changes: FileChange[],
-  tree?: string,
-): HistoryEntry {
-  const entry: HistoryEntry = { ...meta, commit, parent, time, changes };
-  if (tree) entry.tree = tree;
-  if (meta.command && !meta.actor) entry.toolUseId = meta.title;
-  return entry;
-}
 
 /** What a snapshot records of an entry parsed from a line; null when it cannot be recorded exactly. */
 function snapshotRow(entry: HistoryEntry, start: number): SnapshotRow | null {

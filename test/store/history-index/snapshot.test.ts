@@ -1,5 +1,5 @@
 /**
- * The history index's snapshot (src/store/history/snapshot.ts) is a cache of the JSON-lines file: an
+ * The history index's snapshot (src/store/history-index/snapshot.ts) is a cache of the JSON-lines file: an
  * index loaded through it answers every query exactly as one loaded from the JSON lines — on randomised
  * histories with renames and deletes, with lines appended after it, with facts filled in later — and a
  * snapshot that is stale, damaged or foreign is never used: the lines are parsed and it is written anew.

@@ -1,5 +1,5 @@
 import { FileDiff, fileDiffs } from '../commit-diff';
-import type { HistoryEntry } from '../history-index';
+import type { HistoryEntry } from './entry';
 import { lineChangeCounts } from './line-stats';
 
 /**

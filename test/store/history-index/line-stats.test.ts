@@ -1,5 +1,5 @@
 import { structuredPatch } from 'diff';
-import { beyondEditLength, DIFF_MAX_EDIT_LENGTH, lineChangeCounts } from '../../../src/store/history/line-stats';
+import { beyondEditLength, DIFF_MAX_EDIT_LENGTH, lineChangeCounts } from '../../../src/store/history-index/line-stats';
 import { compareTexts } from '../../../src/web/services/diff-view';
 
 /** A small deterministic generator (no Math.random: the cases are the same on every run). */

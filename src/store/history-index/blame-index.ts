@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { HistoryEntry, HistoryIndex } from '../history-index';
-import { advance } from './blame';
+import { advance } from './blame-step';
+import type { HistoryEntry } from './entry';
 import type { FileFact } from './facts';
 import { utf8 } from './facts';
 import { splitLines } from './line-stats';
@@ -14,7 +14,7 @@ import { splitLines } from './line-stats';
  * It is a cache, kept as an append-only JSON-lines file under `.git/memgit/` (last record of a path
  * wins; compacted on load when mostly superseded). Every record names the revision it was taken at and is
  * only used when that revision is in the file's chain of revisions in the history index (with the same
- * blob), so a missing, stale or foreign record costs a replay (blame.ts), never a wrong answer.
+ * blob), so a missing, stale or foreign record costs a replay (src/history/blame.ts), never a wrong answer.
  */
 
 export interface BlameRecord {
@@ -26,6 +26,13 @@ export interface BlameRecord {
   oid: string;
   /** Per line, the commit that wrote it. */
   origins: string[];
+}
+
+/** What the blame records need of the history index: which commits exist, where, and which last wrote a path. */
+export interface BlameHistory {
+  get(commit: string): HistoryEntry | undefined;
+  position(commit: string): number | undefined;
+  lastChange(repoPath: string, position: number): HistoryEntry | undefined;
 }
 
 const BLAME_VERSION = 1;
@@ -51,7 +58,7 @@ export class BlameIndex {
 
   constructor(
     gitdir: string,
-    private readonly history: HistoryIndex,
+    private readonly history: BlameHistory,
   ) {
     this.file = path.join(gitdir, 'memgit', `blame-v${BLAME_VERSION}.jsonl`);
   }
