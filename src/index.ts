@@ -35,7 +35,10 @@ export {
   InvalidPointError,
   AmbiguousPointError,
   PathNotFoundError,
+  SessionKeyError,
+  ERROR_CODES,
 } from './store/errors';
+export type { ErrorCode } from './store/errors';
 export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
 export { newSessionId } from './store/session-id';
 export { importMemoryDir, ImportFailedError, ImportRefusedError } from './store/import';
@@ -75,6 +78,10 @@ export {
   RegistryClosedError,
   InvalidStoreIdError,
   KeyError,
+  StoreFullError,
+  StoreIdTakenError,
+  StoreQuotaError,
+  UnsafeRootError,
   createKey,
   listKeys,
   revokeKey,

@@ -34,6 +34,12 @@ export class MemgitError extends Error {
   }
 }
 
+/** What to show of any error: a memgit error's `detail`, another's message. */
+export function errorDetail(error: unknown): string {
+  if (error instanceof MemgitError) return error.detail;
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** The value given to `execute` is not a memory tool_use block. */
 export class InvalidToolUseError extends MemgitError {
   static override readonly code: ErrorCode = 'invalid_tool_use';
