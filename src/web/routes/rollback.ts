@@ -1,10 +1,9 @@
 import express, { Request, Response, Router } from 'express';
 import { isValidId } from '../../contract/paths';
-import { boundedOutcome, parseRollbackAction, readReason, RollbackAction, rollbackRequest, runRollback } from '../../operator/rollback';
+import { actionParams, boundedOutcome, parseRollbackAction, readReason, RollbackAction, rollbackRequest, runRollback } from '../../operator/rollback';
 import { StaleHeadError } from '../../store/errors';
 import { bearerToken, CSRF_FIELD, OperatorAuth, tooManyFailures } from '../auth';
 import { renderHtml, WebDeps } from '../page';
-import { actionParams } from '../../operator/rollback';
 import { confirmModel, describe } from '../services/rollback';
 import type { OperatorKit } from './operator';
 
