@@ -3,6 +3,7 @@ import './threadpool'; // first: sizes libuv's pool before any file system call
 import { Command, CommanderError } from 'commander';
 import { registerChat } from './commands/chat';
 import { registerDemo } from './commands/demo';
+import { registerSandbox } from './commands/sandbox';
 import { registerExec } from './commands/exec';
 import { registerLog } from './commands/log';
 import { registerShow } from './commands/show';
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerChat(program);
   registerDemo(program);
+  registerSandbox(program);
   registerRevert(program);
   registerRestore(program);
   registerRollbackSession(program);
