@@ -133,6 +133,12 @@ describe('memgit sandbox refuses what it cannot do', () => {
     expect(run.stderr).toContain('the sandbox serves loopback only');
   });
 
+  test('memgit chat without a key points to the sandbox', async () => {
+    const run = await runCli(['chat', '--repo', path.join(base, 'no-key'), 'hi'], { env: cliEnv() });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('or chat with a scripted stand-in: `memgit sandbox`.');
+  });
+
   test('a port in use: a clear error, exit 1', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));

@@ -3,13 +3,15 @@
  * with `pip install './clients/python[anthropic]' pytest` (made when missing, test/support/python-client.ts),
  * against a real `memgit server` (the built CLI, keys made with `memgit keys`) and memgit's scripted Messages
  * API, which the pytest tests script through a small control API served here and which records what the
- * official Python SDK sent. The pytest tests check the texts the model received and the commits, with git.
+ * official Python SDK sent, and the sandbox's conversation for the Python blocks of docs/python.md. The
+ * pytest tests check the texts the model received and the commits, with git.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { startSandbox } from '../../src/agent/sandbox';
 import { ScriptedServer, ScriptStep } from '../../src/agent/scripted-server';
 import { makeTempDir, removeDir } from '../store/git-helpers';
 import { CONFORMANCE_DIR } from '../contract/harness';
@@ -24,6 +26,7 @@ let python: string;
 let server: SpawnedServer;
 let limited: SpawnedServer;
 let scripted: ScriptedServer;
+let sandbox: ScriptedServer;
 let control: http.Server;
 let controlUrl: string;
 
@@ -65,12 +68,14 @@ beforeAll(async () => {
   server = await spawnServer(root);
   limited = await spawnServer(limitedRoot, ['--rate-limit', '1']);
   scripted = await ScriptedServer.start();
+  sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
   controlUrl = await startControl(scripted);
 }, 600_000);
 
 afterAll(async () => {
   await new Promise<void>((resolve) => (control ? control.close(() => resolve()) : resolve()));
   await scripted?.close();
+  await sandbox?.close();
   await server?.stop();
   await limited?.stop();
   removeDir(base);
@@ -106,6 +111,8 @@ it('the Python package passes its pytest suite against a real server, through th
     MEMGIT_TEST_ANTHROPIC_URL: scripted.url,
     MEMGIT_TEST_CONTROL_URL: controlUrl,
     MEMGIT_TEST_VECTORS: path.join(CONFORMANCE_DIR, 'vectors.json'),
+    MEMGIT_TEST_SANDBOX_URL: sandbox.url,
+    MEMGIT_TEST_PYTHON_GUIDE: path.join(REPO_ROOT, 'docs', 'python.md'),
   };
   const run = await runPytest(env, junit);
   if (run.code !== 0) throw new Error(`pytest failed (exit ${run.code}):\n${run.output}`);
@@ -126,6 +133,7 @@ it('the Python package passes its pytest suite against a real server, through th
       'test_the_read_api',
       'test_503_and_429_are_retried_with_the_same_id_after_retry_after[sync]',
       'test_a_lost_answer_is_retried_and_the_call_applied_once[async]',
+      'test_every_python_block_of_the_guide_runs',
     ]),
   );
   expect(count('tests')).toBe(names.length);

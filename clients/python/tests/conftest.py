@@ -3,7 +3,8 @@
 - a real `memgit server` (MEMGIT_TEST_URL) over the folder MEMGIT_TEST_ROOT, with a write key and a read key
   for the stores `py-*`; a second server limited to one request a minute per key (MEMGIT_TEST_LIMITED_URL);
 - memgit's scripted Messages API (MEMGIT_TEST_ANTHROPIC_URL, src/agent/scripted-server.ts), which answers
-  with the steps a test scripts through MEMGIT_TEST_CONTROL_URL and records what the SDK sent.
+  with the steps a test scripts through MEMGIT_TEST_CONTROL_URL and records what the SDK sent;
+- `memgit sandbox`'s conversation (MEMGIT_TEST_SANDBOX_URL), for the guide's examples (MEMGIT_TEST_PYTHON_GUIDE).
 
 Commits are checked with the real git CLI in the stores' folders.
 """
@@ -32,6 +33,8 @@ REQUIRED = [
     "MEMGIT_TEST_ANTHROPIC_URL",
     "MEMGIT_TEST_CONTROL_URL",
     "MEMGIT_TEST_VECTORS",
+    "MEMGIT_TEST_SANDBOX_URL",
+    "MEMGIT_TEST_PYTHON_GUIDE",
 ]
 
 
@@ -46,6 +49,8 @@ class Env:
     anthropic_url: str
     control_url: str
     vectors: Path
+    sandbox_url: str
+    python_guide: Path
 
 
 @pytest.fixture(scope="session")
@@ -68,6 +73,8 @@ def env() -> Env:
         anthropic_url=e["MEMGIT_TEST_ANTHROPIC_URL"],
         control_url=e["MEMGIT_TEST_CONTROL_URL"],
         vectors=Path(e["MEMGIT_TEST_VECTORS"]),
+        sandbox_url=e["MEMGIT_TEST_SANDBOX_URL"],
+        python_guide=Path(e["MEMGIT_TEST_PYTHON_GUIDE"]),
     )
 
 

@@ -29,7 +29,7 @@ interface ChatOptions {
 
 export const MISSING_KEY_MESSAGE =
   'no API key: set ANTHROPIC_API_KEY to talk to Claude (create one at https://console.anthropic.com/settings/keys). ' +
-  'To see memgit at work without a key, run `npm start` (or `memgit demo`).';
+  'To see memgit at work without a key, run `npm start` (or `memgit demo`), or chat with a scripted stand-in: `memgit sandbox`.';
 
 export function registerChat(program: Command): void {
   program
