@@ -170,7 +170,7 @@ def retry_after_seconds(headers: Mapping[str, str]) -> Optional[float]:
 
 def backoff(attempt_number: int, max_delay: float) -> float:
     """The wait before retry number `attempt_number + 1` when the server named none: 0.2 s, doubling."""
-    return min(max_delay, 0.2 * 2**attempt_number)
+    return min(max_delay, 0.2 * 2.0**attempt_number)
 
 
 def next_wait(settings: Settings, request: Request, attempt_number: int, outcome: Union[Response, _Failure]) -> Optional[float]:

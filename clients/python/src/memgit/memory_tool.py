@@ -28,7 +28,7 @@ import re
 import sys
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 try:
     import anthropic
@@ -71,7 +71,7 @@ class MemoryCall:
 OnCall = Callable[[MemoryCall], None]
 
 
-def _version_tuple(text: str) -> Optional[tuple]:
+def _version_tuple(text: str) -> Optional[Tuple[int, int]]:
     match = re.match(r"^(\d+)\.(\d+)", text)
     return (int(match.group(1)), int(match.group(2))) if match else None
 
@@ -129,7 +129,7 @@ def _content(result: ToolResult) -> str:
 
 
 def _client_options(
-    url: Optional[str], key: Optional[str], client: Any, kinds: tuple, make: Callable[..., Any], **settings: Any
+    url: Optional[str], key: Optional[str], client: Any, kinds: Tuple[type, ...], make: Callable[..., Any], **settings: Any
 ) -> Any:
     if client is not None:
         if url is not None or key is not None:
@@ -196,7 +196,7 @@ class MemgitMemoryTool(BetaAbstractMemoryTool):
 
     # The runner calls `call` with the model's input as it is; the per-command methods of the SDK's abstract
     # tool (which would need a parsed command, and no id) are not a way in.
-    def execute(self, command: Any) -> Any:  # type: ignore[override]
+    def execute(self, command: Any) -> Any:
         raise _not_by_command()
 
     def view(self, command: Any) -> Any:
@@ -261,7 +261,7 @@ class AsyncMemgitMemoryTool(BetaAsyncAbstractMemoryTool):
             self.on_call(MemoryCall(str(block.get("id")), block.get("input"), result, answer.get("commit")))
         return result
 
-    async def execute(self, command: Any) -> Any:  # type: ignore[override]
+    async def execute(self, command: Any) -> Any:
         raise _not_by_command()
 
     async def view(self, command: Any) -> Any:
