@@ -63,8 +63,9 @@ beforeAll(async () => {
   // Made when missing; when it cannot be made this test fails (not a skip), saying why and how.
   python = await ensurePythonClientVenv();
   await ensureBuilt();
-  fs.mkdirSync(root);
-  fs.mkdirSync(limitedRoot);
+  // Only its owner may enter a server root (the server refuses one open to others).
+  fs.mkdirSync(root, { mode: 0o700 });
+  fs.mkdirSync(limitedRoot, { mode: 0o700 });
   server = await spawnServer(root);
   limited = await spawnServer(limitedRoot, ['--rate-limit', '1']);
   scripted = await ScriptedServer.start();

@@ -134,7 +134,11 @@ it('the Python example runs against memgit sandbox, without an API key', async (
     );
     const calls = [...run.stderr.matchAll(/^memory (\w+): ok(?:, commit [0-9a-f]{12})? \((toolu_01[A-Za-z0-9]{22})\)$/gm)];
     expect(calls.map((m) => m[1])).toEqual(['view', 'create']);
-    expectRepository(gitReport(path.join(root, 'sandbox-py')), [{ id: calls[1][2], command: 'create', path: '/memories/notes.md', session }]);
+    // The call's message: its tool_use id, then its trailers (the server may add its own after them).
+    const report = gitReport(path.join(root, 'sandbox-py'));
+    expect([report.fsckCode, report.fsckOutput, report.status]).toEqual([0, '', '']);
+    expect(report.commits).toHaveLength(2);
+    expect(report.commits[1].message.startsWith(`${calls[1][2]}\n\nMemory-Command: create\nMemory-Path: /memories/notes.md\nMemory-Session: ${session}\n`)).toBe(true);
     expect(fs.readFileSync(path.join(root, 'sandbox-py', 'memories', 'notes.md'), 'utf8')).toBe('# Notes\n- We deploy on Fridays.\n');
   } finally {
     sandbox.kill('SIGTERM');
