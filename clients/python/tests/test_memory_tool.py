@@ -253,6 +253,18 @@ def test_a_loop_of_your_own_passes_the_block_and_a_retried_id_is_not_applied_twi
     }
 
 
+def test_an_on_call_hook_that_raises_does_not_change_what_the_model_hears(env: Env, scripted: Scripted, store_id: str, caplog: pytest.LogCaptureFixture) -> None:
+    scripted.script([{"content": [tool_use("toolu_hook", {"command": "create", "path": "/memories/h.md", "file_text": "h\n"})]}, {"content": [text("ok")]}])
+
+    def broken(call: MemoryCall) -> None:
+        raise RuntimeError("the log is full")
+
+    run_sync(env, MemgitMemoryTool(url=env.url, key=env.write_key, store=store_id, on_call=broken), "hi", stream=False)
+    assert tool_results(scripted.requests()[1]) == [{"type": "tool_result", "tool_use_id": "toolu_hook", "content": "File created successfully at: /memories/h.md"}]
+    assert [c.subject for c in git_log(env.root / store_id)] == ["memgit: initialise store", "toolu_hook"]
+    assert "on_call raised for toolu_hook" in caplog.text
+
+
 def test_a_server_error_reaches_the_model_as_an_error_and_commits_nothing(env: Env, scripted: Scripted, store_id: str) -> None:
     # A read key may not write: the server answers 403; the runner gives the model an is_error result.
     scripted.script([{"content": [tool_use("toolu_denied", {"command": "create", "path": "/memories/x.md", "file_text": "x"})]}, {"content": [text("ok")]}])

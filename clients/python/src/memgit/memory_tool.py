@@ -24,6 +24,7 @@ In a loop of your own, `tool.tool_result(tool_use)` takes the block itself.
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 import sys
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ _SUPPORTED_RANGE = ((1, 13), (1, 14))
 _RUNNER_MODULE = _beta_runner.__name__
 # How many frames above `call` the runner's _run_tool may be (it calls `tool.call` itself: one).
 _FRAMES_TO_SEARCH = 3
+_log = logging.getLogger("memgit")
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,17 @@ def _tool_use_of_call(caller: Optional[FrameType], input: object, name: str) -> 
         "the memory tool was called without the tool_use block it answers (not by the SDK's Messages tool runner, "
         "client.beta.messages.tool_runner); nothing was sent. In a loop of your own call tool.tool_result(tool_use)."
     )
+
+
+def _notify(on_call: Optional[OnCall], call: MemoryCall) -> None:
+    """Tell `on_call` about a call that has been answered. Its failure is logged, never turned into the call's:
+    the call was applied (or not) already, and the model must hear what the server said."""
+    if on_call is None:
+        return
+    try:
+        on_call(call)
+    except Exception:
+        _log.exception("memgit: on_call raised for %s; the call's result goes to the model unchanged", call.tool_use_id)
 
 
 def _content(result: ToolResult) -> str:
@@ -190,8 +203,7 @@ class MemgitMemoryTool(BetaAbstractMemoryTool):
         block = tool_use_block(tool_use)
         answer = self.store.tool_call(block, self.session)
         result = answer["tool_result"]
-        if self.on_call is not None:
-            self.on_call(MemoryCall(str(block.get("id")), block.get("input"), result, answer.get("commit")))
+        _notify(self.on_call, MemoryCall(str(block.get("id")), block.get("input"), result, answer.get("commit")))
         return result
 
     # The runner calls `call` with the model's input as it is; the per-command methods of the SDK's abstract
@@ -257,8 +269,7 @@ class AsyncMemgitMemoryTool(BetaAsyncAbstractMemoryTool):
         block = tool_use_block(tool_use)
         answer = await self.store.tool_call(block, self.session)
         result = answer["tool_result"]
-        if self.on_call is not None:
-            self.on_call(MemoryCall(str(block.get("id")), block.get("input"), result, answer.get("commit")))
+        _notify(self.on_call, MemoryCall(str(block.get("id")), block.get("input"), result, answer.get("commit")))
         return result
 
     async def execute(self, command: Any) -> Any:
