@@ -84,6 +84,20 @@ function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * pip in the examples (`pip install './clients/python[anthropic]'`) installs from where the user's pip
+ * installs from: the user's own pip configuration (index, local wheel set) is under the real HOME, which
+ * the examples do not see, so it is named explicitly. An index that cannot be reached fails at once
+ * instead of after 5 retries; no nagging about pip's own version.
+ */
+const PIP_ENV: NodeJS.ProcessEnv = (() => {
+  const env: NodeJS.ProcessEnv = { PIP_RETRIES: '0', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+  const configHome = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
+  const userConfig = [path.join(configHome, 'pip', 'pip.conf'), path.join(os.homedir(), '.pip', 'pip.conf')].find((f) => fs.existsSync(f));
+  if (userConfig && !process.env.PIP_CONFIG_FILE) env.PIP_CONFIG_FILE = userConfig;
+  return env;
+})();
+
 /** A user's environment with none of memgit's or the SDK's variables, `memgit` first on PATH. */
 function baseEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -91,9 +105,7 @@ function baseEnv(home: string): NodeJS.ProcessEnv {
     if (name.startsWith('ANTHROPIC_') || name.startsWith('MEMGIT_') || name.startsWith('npm_') || name.startsWith('JEST_')) continue;
     env[name] = value;
   }
-  // pip: an index that cannot be reached fails at once instead of after 5 retries (the examples' installs
-  // come from pip's configured index or local wheel set); no nagging about pip's own version.
-  return { PIP_RETRIES: '0', PIP_DISABLE_PIP_VERSION_CHECK: '1', ...env, HOME: home, PATH: `${binDir}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1' };
+  return { ...PIP_ENV, ...env, HOME: home, PATH: `${binDir}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1' };
 }
 
 interface Chain {
