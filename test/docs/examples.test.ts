@@ -20,9 +20,10 @@ import * as path from 'node:path';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import { Example, extractExamples, outputMatches, trimOutput } from './extract';
 
-/** The documents whose examples run: the README, every guide, and the examples' own READMEs. */
+/** The documents whose examples run: the README, every guide, the examples' own READMEs and the Python package's. */
 const DOCUMENTS = [
   'README.md',
+  'clients/python/README.md',
   ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`),
   ...fs.readdirSync(path.join(REPO_ROOT, 'examples')).sort().flatMap((d) => (fs.existsSync(path.join(REPO_ROOT, 'examples', d, 'README.md')) ? [`examples/${d}/README.md`] : [])),
 ];
