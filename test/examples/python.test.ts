@@ -25,7 +25,7 @@ beforeAll(async () => {
   // Made when missing; when it cannot be made this test fails (not a skip), saying why and how.
   python = await ensurePythonVenv();
   await ensureBuilt();
-  fs.mkdirSync(root);
+  fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
   server = await spawnServer(root);
 }, 600_000);
 
