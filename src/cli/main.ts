@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { helpSettings, MemgitCommand } from './help-format';
 import { registerChat } from './commands/chat';
 import { registerDemo } from './commands/demo';
+import { registerSandbox } from './commands/sandbox';
 import { registerExec } from './commands/exec';
 import { registerLog } from './commands/log';
 import { registerShow } from './commands/show';
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerChat(program);
   registerDemo(program);
+  registerSandbox(program);
   registerRevert(program);
   registerRestore(program);
   registerRollbackSession(program);
