@@ -90,7 +90,10 @@ const CONTACT = rxTest(words('support', 'hotline', 'helpline', 'call', 'phone', 
 const COMMAND_LINE = /^ ?(?:[$#>] |(?:curl|wget|http|https|httpie|fetch|invoke-webrequest|iwr|git|npm|npx|pnpm|yarn|docker|kubectl|gh|aws|gcloud|az|psql|mysql|ssh|scp|rsync) )/u;
 const ACCOUNT = /(?<![\p{L}\p{N}])(account (?:number|no\.?|#)|acct\.? ?(?:no\.?|#)?|routing (?:number|no\.?)|sort ?code|aba|bsb|swift(?: code)?|bic|kontonummer|blz|numéro de compte|número de cuenta|clabe)[: #]{0,3}([a-z0-9][a-z0-9 -]{3,34}[a-z0-9])/giu;
 const WALLET = /(?<![A-Za-z0-9])(bc1[a-z0-9]{25,59}|[13][a-km-zA-HJ-NP-Z1-9]{25,34}|0x[a-fA-F0-9]{40}|T[1-9A-HJ-NP-Za-km-z]{33})(?![A-Za-z0-9])/g;
-const URL = /(?<![\p{L}\p{N}])(?:https?|ftp):\/\/[^\s<>"'`)\]]{1,2048}/giu;
+// Brackets are allowed inside: a placeholder (`?q=<conversation>`, `[TICKET]`, `{summary}`) is what a
+// template looks like. Trailing punctuation and a closing `>` or `]` of an autolink are trimmed off.
+const URL = /(?<![\p{L}\p{N}])(?:https?|ftp):\/\/[^\s"'`)]{1,2048}/giu;
+const URL_TRAILER = /[>\].,;:!?]{1,16}$/;
 const MARKDOWN_IMAGE = /!\[[^\]\n]{0,300}\]\( ?((?:https?:)?\/\/[^\s)]{1,2048})/giu;
 const HTML_IMAGE = /<img[^>\n]{0,300}?src ?= ?["']?((?:https?:)?\/\/[^\s"'>]{1,2048})/giu;
 /** A URL that a model is told to fill in: a placeholder in its query or path. */
@@ -98,7 +101,7 @@ const TEMPLATE = /[{}<>$]|%7b|%7d|%3c|%3e|%24|%s(?![a-z0-9])|\[(?:[a-z _-]{1,40}
 const LEAKY_QUERY = /[?&](?:q|d|c|s|m|t|data|conv|conversation|chat|history|msg|message|text|content|secret|token|key|memory|info|leak|payload|p|u|user|email|summary|notes?|ctx|context)=/i;
 
 function hostOf(url: string): string {
-  return url.replace(/^(?:[a-z]{2,8}:)?\/\//i, '').split(/[/?#]/)[0].replace(/^[^@]{0,256}@/, '').toLowerCase();
+  return url.replace(/^(?:[a-z]{2,8}:)?\/\//i, '').split(/[/?#<>[\]{}]/)[0].replace(/^[^@]{0,256}@/, '').toLowerCase();
 }
 
 const IBAN_CACHE_LIMIT = 64;
@@ -175,7 +178,9 @@ export function destinationFindings(added: ScanLine[], history: FileHistory[], k
       } else if (status === 'new' || status === 'freemail') {
         add('new-recipient-once', 'medium', `sends something to an address at a domain this memory has not used before (${domain})`, line, f.start);
       } else if (standing || data) {
-        add('lookalike-recipient', 'medium', `routes messages or data to a domain that resembles, but is not, one this memory knows (${domain})`, line, f.start);
+        add('lookalike-recipient', 'strong', `routes messages or data to a domain that resembles, but is not, one this memory knows (${domain})`, line, f.start);
+      } else {
+        add('lookalike-recipient-once', 'medium', `sends something to a domain that resembles, but is not, one this memory knows (${domain})`, line, f.start);
       }
       reported = true;
     }
@@ -196,7 +201,7 @@ export function destinationFindings(added: ScanLine[], history: FileHistory[], k
       }
     }
     for (const m of text.matchAll(URL)) {
-      const url = m[0];
+      const url = m[0].replace(URL_TRAILER, '');
       const host = hostOf(url);
       const status = knowledge.status(host);
       const afterHost = url.slice(url.indexOf(host) + host.length);
