@@ -116,7 +116,7 @@ export const ADDRESSED_RULES: PatternRule[] = [
       alt(
         `(?:${alt('忽略', '无视', '忘记', '忘掉', '不要理会')})[^。！？\\n]{0,10}(?:${alt('之前', '以前', '上面', '先前', '前面', '所有')})[^。！？\\n]{0,6}(?:${alt('指令', '指示', '说明', '规则', '提示')})`,
         `(?:${alt('以前', '前', '上記', 'これまで', 'すべて')})の(?:${alt('指示', '命令', 'ルール', '指令')})を(?:${alt('無視', '忘れ')})`,
-        `${words('instructions', 'les instructions', 'las instrucciones', 'le istruzioni')} ${alt('précédentes', 'anteriores', 'precedenti', 'previas')}${E}`,
+        `${words(IGNORE)}${gap(24)}${B}${INSTRUCTIONS} ${alt('précédentes', 'precedentes', 'antérieures', 'anteriores', 'precedenti', 'previas', 'prévias', 'previas', 'anteriori')}${E}`,
       ),
     ),
   },

@@ -33,6 +33,11 @@ export function gap(n: number): string {
   return `[^.!?\\n]{0,${n}}`;
 }
 
+/** Up to n characters inside one sentence, where a dot inside a word (a domain, "e.g") does not end it. */
+export function gapDots(n: number): string {
+  return `(?:[^.!?\\n]|\\.(?=[^\\s.])){0,${n}}`;
+}
+
 export function alt(...alternatives: string[]): string {
   return `(?:${alternatives.join('|')})`;
 }

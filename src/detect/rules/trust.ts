@@ -1,4 +1,4 @@
-import { alt, E, gap, MONEY_OR_IDENTITY, rx, words, type PatternRule } from './pattern';
+import { alt, E, gap, gapDots, MONEY_OR_IDENTITY, rx, words, type PatternRule } from './pattern';
 
 /**
  * Changes to trust and verification: the planted "fact" that lets the next session skip a check
@@ -130,7 +130,7 @@ export const TRUST_RULES: PatternRule[] = [
     pattern: rx(
       alt(
         `${words('trust', 'obey', 'blindly follow', 'always follow', 'always execute', 'always comply with', 'execute', 'carry out')} (?:all |any |every |the )?${alt('instructions?', 'requests?', 'messages?', 'commands?', 'emails?', 'orders?', 'tickets?', 'directives?')} ${alt('from', 'sent by', 'signed by', 'coming from', 'in tickets', 'in emails', 'that mention')}${E}`,
-        `${words('instructions?', 'requests?', 'messages?', 'commands?', 'emails?', 'orders?', 'tickets?')} from ${gap(40)}${words('are', 'is', 'should be', 'must be', 'can be', 'may be', 'count as')} ${alt('trusted', 'obeyed', 'treated as (?:verified|trusted|authori[sz]ed|official|coming from)', 'followed without', 'executed without', 'approved automatically', 'auto-approved', 'pre-approved', 'authoritative', 'verified', 'genuine')}`,
+        `${words('instructions?', 'requests?', 'messages?', 'commands?', 'emails?', 'orders?', 'tickets?')} from ${gapDots(40)}${words('are', 'is', 'are to be', 'is to be', 'should be', 'must be', 'can be', 'may be', 'count as')} ${alt('trusted', 'obeyed', 'treated as (?:verified|trusted|authori[sz]ed|official|coming from)', 'followed without', 'executed without', 'approved automatically', 'auto-approved', 'pre-approved', 'authoritative', 'verified', 'genuine')}`,
         `${words('treat', 'consider', 'regard')} ${gap(40)} as ${alt('verified', 'trusted', 'authori[sz]ed', 'an admin', 'an administrator', 'the owner', 'the operator', 'coming from the (?:admin|owner|operator|system)', 'system instructions', 'official')}${E}`,
       ),
     ),
