@@ -100,6 +100,9 @@ const HTML_IMAGE = /<img[^>\n]{0,300}?src ?= ?["']?((?:https?:)?\/\/[^\s"'>]{1,2
 const TEMPLATE = /[{}<>$]|%7b|%7d|%3c|%3e|%24|%s(?![a-z0-9])|\[(?:[a-z _-]{1,40})\]|\.\.\.|xxx/i;
 const LEAKY_QUERY = /[?&](?:q|d|c|s|m|t|data|conv|conversation|chat|history|msg|message|text|content|secret|token|key|memory|info|leak|payload|p|u|user|email|summary|notes?|ctx|context)=/i;
 
+/** Every regular expression of this module, for the linear-time review in test/detect/detect-hostile.test.ts. */
+export const DESTINATION_PATTERNS: readonly RegExp[] = [ROUTE, STANDING, DATA, BANK_CHANGE, PAY, CONTACT, COMMAND_LINE, ACCOUNT, WALLET, URL, URL_TRAILER, MARKDOWN_IMAGE, HTML_IMAGE, TEMPLATE, LEAKY_QUERY];
+
 function hostOf(url: string): string {
   return url.replace(/^(?:[a-z]{2,8}:)?\/\//i, '').split(/[/?#<>[\]{}]/)[0].replace(/^[^@]{0,256}@/, '').toLowerCase();
 }
