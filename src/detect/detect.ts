@@ -7,7 +7,7 @@ import { COMMAND_RULES } from './rules/commands';
 import { clauseAround, negatedBefore, rxTest, words, type PatternRule } from './rules/pattern';
 import { PROPAGATION_RULES, SECRECY_RULES } from './rules/secrecy';
 import { TRUST_RULES } from './rules/trust';
-import { excerpt, foldLine, isHidden, scanHidden, type HiddenHit } from './text';
+import { excerpt, foldLine, scanHidden, stripHidden, type HiddenHit } from './text';
 import type { Detection, DetectOptions, DetectorFinding, ProposedWrite, ScanSecrets, Strength } from './types';
 
 /** Every pattern rule, in the order findings are reported. */
@@ -69,11 +69,7 @@ function diffLines(before: string | null, after: string | null): { added: Array<
   return { added, removed };
 }
 
-function plain(line: string): string {
-  let out = '';
-  for (const ch of line) if (!isHidden(ch.codePointAt(0)!)) out += ch;
-  return out;
-}
+const plain = stripHidden;
 
 function toScanLine(path: string, text: string, line: number, code = false): ScanLine {
   return { path, line, plain: plain(text), folded: foldLine(text), code };

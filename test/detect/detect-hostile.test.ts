@@ -9,6 +9,7 @@
 import { detectWrite, proposeFromToolInput, PATTERN_RULES, DEFAULT_MAX_SCANNED_CHARS, type ProposedWrite } from '../../src/detect';
 import { DESTINATION_PATTERNS } from '../../src/detect/destinations';
 import { findPersonalData } from '../../src/detect/personal-data';
+import { isHidden, stripHidden } from '../../src/detect/text';
 
 /** A pattern's source with escapes and character classes taken out: what is left are its operators. */
 function operators(source: string): string {
@@ -114,4 +115,13 @@ describe('adversarial text, repeated to the cap', () => {
     }
     expect(findPersonalData('write to dana.smith+acme@mail.example.com now').map((f) => f.rule)).toEqual(['email']);
   });
+});
+
+test('the hidden-character class that is stripped in one pass names exactly the characters isHidden names', () => {
+  const disagree: number[] = [];
+  for (let cp = 0; cp < 0xe0200; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    if (isHidden(cp) !== (stripHidden(String.fromCodePoint(cp)) === '')) disagree.push(cp);
+  }
+  expect(disagree).toEqual([]);
 });
