@@ -13,6 +13,7 @@ export interface CliServices {
   mcp: McpStdioService;
   chat: ChatService;
   demo: DemoService;
+  sandbox: SandboxService;
 }
 
 /** `memgit server`: the multi-store server (src/compose/server.ts). */
@@ -120,4 +121,11 @@ export interface DemoService {
       onContextEvent: (event: ContextEvent) => void;
     },
   ): Promise<{ millis: number; sessions: unknown[]; commits: number }>;
+}
+
+/** `memgit sandbox`: a scripted stand-in for the Messages API on loopback. */
+export interface SandboxService {
+  /** The memory file its scripted "Claude" notes what was said in. */
+  notesPath: string;
+  start(address: { host: string; port: number }, options: { eventDelayMs: number }): Promise<{ url: string; close(): Promise<void> }>;
 }

@@ -8,7 +8,7 @@ import { SERVER_DEFAULTS } from './limits';
 /**
  * The CLI as the process runs it: its commands (src/cli) with what they run from the other edges — the
  * multi-store server (./server.ts), the audit UI of one store (src/web), MCP over stdio (src/mcp), a
- * conversation and the demo's build (src/agent). Each loads on first use, so a command that needs none of
+ * conversation, the demo's build and the sandbox (src/agent). Each loads on first use, so a command that needs none of
  * them (exec above all) starts without the web stack, the MCP SDK or the Anthropic SDK.
  */
 export const cliServices: CliServices = {
@@ -43,6 +43,12 @@ export const cliServices: CliServices = {
     story: { injectedSession: INJECTED_SESSION, injectedToolUseId: INJECTED_TOOL_USE_ID, compactedSession: COMPACTED_SESSION },
     lockDir: (dir) => (require('../agent/demo/build') as typeof import('../agent/demo/build')).lockDemoDir(dir),
     build: (dir, options) => (require('../agent/demo/build') as typeof import('../agent/demo/build')).buildDemoStore(dir, options),
+  },
+  sandbox: {
+    get notesPath() {
+      return (require('../agent/sandbox') as typeof import('../agent/sandbox')).SANDBOX_NOTES;
+    },
+    start: (address, options) => (require('../agent/sandbox') as typeof import('../agent/sandbox')).startSandbox(address, options),
   },
 };
 

@@ -22,7 +22,7 @@ interface ChatOptions {
 
 export const MISSING_KEY_MESSAGE =
   'no API key: set ANTHROPIC_API_KEY to talk to Claude (create one at https://console.anthropic.com/settings/keys). ' +
-  'To see memgit at work without a key, run `npm start` (or `memgit demo`).';
+  'To see memgit at work without a key, run `npm start` (or `memgit demo`), or chat with a scripted stand-in: `memgit sandbox`.';
 
 export function registerChat(program: Command, services: CliServices): void {
   const defaults = services.chat.defaults;
@@ -36,7 +36,9 @@ export function registerChat(program: Command, services: CliServices): void {
         'compaction summary the API reports, is one line on stderr.\n' +
         'With PROMPT, runs that one turn to the end; without it, a conversation\n' +
         '(one message per line; /exit or Ctrl-D ends it).\n\n' +
-        'Environment: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL, MEMGIT_MODEL.',
+        'Environment: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL, MEMGIT_MODEL.\n' +
+        'No API key? `memgit sandbox` serves a scripted stand-in for Claude on 127.0.0.1\n' +
+        'and prints the ANTHROPIC_BASE_URL to set (any ANTHROPIC_API_KEY value works).',
     )
     .argument('[prompt...]', 'the message to send (omit for an interactive conversation)')
     .addOption(repoOption())

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliServices } from '../services';
 import { registerChat } from './chat';
 import { registerDemo } from './demo';
+import { registerSandbox } from './sandbox';
 import { registerExec } from './exec';
 import { registerLog } from './log';
 import { registerShow } from './show';
@@ -45,6 +46,7 @@ export const COMMANDS: readonly CommandRegistrar[] = [
   registerServe,
   registerChat,
   registerDemo,
+  registerSandbox,
   registerRevert,
   registerRestore,
   registerRollbackSession,

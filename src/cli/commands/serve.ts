@@ -72,8 +72,20 @@ export async function serveUntilStopped(
     await store.close();
     fail(listenFailure(options.host, options.port, error as NodeJS.ErrnoException));
   }
+  // From the moment it listens, a signal stops it cleanly: one that comes while it registers (a client may
+  // already have been answered) waits for the registration and undoes it, rather than killing the process.
+  let registration: Promise<() => void> | null = null;
+  const stop = async () => {
+    await server.close();
+    await store.close();
+    (await registration?.catch(() => null))?.();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
   // Registered as the store's holder while serving, so that `memgit demo` never rebuilds it meanwhile.
-  const unregister = await registerHolder(store.gitdir, { command: options.command, url: server.url });
+  registration = registerHolder(store.gitdir, { command: options.command, url: server.url });
+  await registration;
   process.stdout.write(`memgit: audit UI for ${store.dir} at ${server.url}/ (Ctrl-C to stop)\n`);
   process.stdout.write(`memgit: ${server.accessNotice}\n`);
   if (options.publicUrl) process.stdout.write(`memgit: public URL ${options.publicUrl.origin}/\n`);
@@ -90,14 +102,6 @@ export async function serveUntilStopped(
   } else if (fromEnv === undefined) {
     process.stdout.write(`memgit: operator token (log in at ${server.url}/login to revert or restore): ${token}\n`);
   }
-  const stop = async () => {
-    await server.close();
-    await store.close();
-    unregister();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
   return server;
 }
 
