@@ -1,4 +1,5 @@
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import { MemgitError, type ErrorCode } from '../store/errors';
 import type { ToolResult } from '../store/memory-store';
 import { runnableMemoryTool, type RunnableMemoryTool, type ToolErrorClass } from '../store/memory-tool';
 
@@ -30,14 +31,15 @@ export interface HttpMemoryToolOptions {
 }
 
 /** The server refused the request itself (bad key, unknown store, bad request) or could not be reached. */
-export class HttpMemoryToolError extends Error {
+export class HttpMemoryToolError extends MemgitError {
+  static override readonly code: ErrorCode = 'http_tool_failed';
+
   constructor(
     message: string,
     readonly status: number | null,
     readonly type: string | null,
   ) {
     super(message);
-    this.name = 'HttpMemoryToolError';
   }
 }
 

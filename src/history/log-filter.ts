@@ -1,5 +1,5 @@
 import { resolvePath } from '../contract/paths';
-import { InvalidPointError, MemgitError } from '../store/errors';
+import { type ErrorCode, InvalidPointError, MemgitError } from '../store/errors';
 import { impossibleDate, isIsoTime, parseIsoTime } from '../store/points';
 import { toVirtualPrefix } from './paths';
 
@@ -80,6 +80,8 @@ export interface ParseOptions {
 
 /** A filter field that is malformed: `field` names it, the message says what is wrong and what would do. */
 export class InvalidFilterError extends MemgitError {
+  static override readonly code: ErrorCode = 'invalid_filter';
+
   constructor(
     readonly field: keyof LogFilterInput,
     message: string,

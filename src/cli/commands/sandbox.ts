@@ -1,6 +1,7 @@
 import * as net from 'node:net';
 import { Command, InvalidArgumentError } from 'commander';
 import { fail } from '../options';
+import type { CliServices } from '../services';
 
 export const DEFAULT_SANDBOX_PORT = 8081;
 
@@ -10,7 +11,7 @@ interface SandboxOptions {
   delay: number;
 }
 
-export function registerSandbox(program: Command): void {
+export function registerSandbox(program: Command, services: CliServices): void {
   program
     .command('sandbox')
     .summary('a key-less stand-in for the Messages API, to try chat and the SDK examples')
@@ -32,11 +33,10 @@ export function registerSandbox(program: Command): void {
     .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, DEFAULT_SANDBOX_PORT)
     .option('--delay <ms>', 'milliseconds between streamed events, to look like live typing', parseDelay, 0)
     .action(async (options: SandboxOptions) => {
-      // Loaded here, not at the top, as every command loads its edge: the others start without it.
-      const { startSandbox, SANDBOX_NOTES } = require('../../agent/sandbox') as typeof import('../../agent/sandbox');
-      let server: Awaited<ReturnType<typeof startSandbox>>;
+      const { start, notesPath: SANDBOX_NOTES } = services.sandbox;
+      let server: Awaited<ReturnType<typeof start>>;
       try {
-        server = await startSandbox({ host: options.host, port: options.port }, { eventDelayMs: options.delay });
+        server = await start({ host: options.host, port: options.port }, { eventDelayMs: options.delay });
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         const why = code === 'EADDRINUSE' ? `port ${options.port} is in use (pick another with --port, or --port 0 for any free one)` : (error as Error).message;

@@ -1,10 +1,11 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { newOperatorToken, tokenProblem } from '../../operator/token';
 import type { MemoryStore } from '../../store/memory-store';
-import type { RunningServer } from '../../web/server';
 import { registerHolder } from '../../store/holders';
 import { fail, openStore, repoOption } from '../options';
+import type { CliServices, RunningStoreUi, StoreUiService } from '../services';
 
-export function registerServe(program: Command): void {
+export function registerServe(program: Command, services: CliServices): void {
   program
     .command('serve')
     .summary('serve the audit UI for a store (rollbacks need the operator token it prints)')
@@ -27,7 +28,7 @@ export function registerServe(program: Command): void {
         '  memgit serve --port 8080 --public-url https://memory.example.com   # behind nginx/caddy on this machine',
     )
     .action(async (options: ServeCliOptions) => {
-      await serveUntilStopped(await openStore(options.repo, { create: false }), { ...options, command: 'memgit serve' });
+      await serveUntilStopped(await openStore(options.repo, { create: false }), { ...options, command: 'memgit serve' }, services.storeUi);
     });
 }
 
@@ -46,11 +47,8 @@ interface ServeCliOptions {
 export async function serveUntilStopped(
   store: MemoryStore,
   options: { host: string; port: number; command: string; allowedHost?: string[]; publicUrl?: URL },
-): Promise<RunningServer> {
-  // The web stack loads only when a server starts, so the CLI's other commands start faster.
-  const { startServer } = require('../../web/server') as typeof import('../../web/server');
-  const { newOperatorToken, tokenProblem } = require('../../web/auth') as typeof import('../../web/auth');
-  const { rollbackRoutes } = require('../../web/routes/rollback') as typeof import('../../web/routes/rollback');
+  storeUi: StoreUiService,
+): Promise<RunningStoreUi> {
   // State-changing routes (rollback) need this token: MEMGIT_TOKEN, or a fresh one printed below.
   const fromEnv = process.env.MEMGIT_TOKEN;
   const problem = fromEnv === undefined ? null : tokenProblem(fromEnv);
@@ -59,17 +57,16 @@ export async function serveUntilStopped(
     fail(`MEMGIT_TOKEN: ${problem}`);
   }
   const token = fromEnv ?? newOperatorToken();
-  let server: RunningServer;
+  let server: RunningStoreUi;
   try {
     const allowedHosts = [...(options.allowedHost ?? []), ...(options.publicUrl ? [options.publicUrl.host] : [])];
-    server = await startServer({
-      store,
+    server = await storeUi.start(store, {
       host: options.host,
       port: options.port,
       allowedHosts,
       trustProxy: options.publicUrl ? 'loopback' : undefined,
       publicUrl: options.publicUrl?.origin,
-      routes: [rollbackRoutes({ token })],
+      token,
     });
   } catch (error) {
     await store.close();

@@ -1,6 +1,6 @@
 /** What `memgit chat` prints can come from a prompt-injected model: it must not drive the terminal. */
-import { formatMemoryCall } from '../../src/agent/chat-session';
-import { forTerminal, logField } from '../../src/agent/terminal';
+import { formatMemoryCall } from '../../src/terminal/calls';
+import { forTerminal, logField } from '../../src/terminal/escape';
 
 test('a memory call line escapes escape sequences, bidi and line breaks, and stays bounded', () => {
   const line = formatMemoryCall({

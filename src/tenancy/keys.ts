@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
+import { MemgitError, type ErrorCode } from '../store/errors';
 import { trustProblem, UnsafeRootError } from './root-safety';
 
 /**
@@ -39,10 +40,11 @@ interface KeyFile {
   keys: KeyRecord[];
 }
 
-export class KeyError extends Error {
+export class KeyError extends MemgitError {
+  static override readonly code: ErrorCode = 'key_invalid';
+
   constructor(message: string) {
     super(message);
-    this.name = 'KeyError';
   }
 }
 

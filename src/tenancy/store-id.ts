@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MemgitError, type ErrorCode } from '../store/errors';
 
 /**
  * Store ids name a subdirectory of the server's root. They come from URLs and are hostile: the pattern
@@ -9,10 +10,11 @@ import * as path from 'node:path';
 
 export const STORE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
-export class InvalidStoreIdError extends Error {
+export class InvalidStoreIdError extends MemgitError {
+  static override readonly code: ErrorCode = 'invalid_store_id';
+
   constructor(readonly storeId: unknown, reason: string) {
     super(`invalid store id ${JSON.stringify(typeof storeId === 'string' ? storeId.slice(0, 140) : storeId)}: ${reason}`);
-    this.name = 'InvalidStoreIdError';
   }
 }
 

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MemgitError, type ErrorCode } from '../store/errors';
 
 /**
  * A server root is trusted with every tenant's stores and with the keys that guard them: another local
@@ -8,10 +9,11 @@ import * as path from 'node:path';
  * its user's alone (`checkRootSafety`), and the registry creates the root owner-only (0700).
  */
 
-export class UnsafeRootError extends Error {
+export class UnsafeRootError extends MemgitError {
+  static override readonly code: ErrorCode = 'unsafe_root';
+
   constructor(message: string) {
     super(message);
-    this.name = 'UnsafeRootError';
   }
 }
 

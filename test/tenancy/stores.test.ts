@@ -1,12 +1,12 @@
-/** src/stores without HTTP: store ids, the registry's LRU and queue bounds, keys and their patterns. */
+/** src/tenancy without HTTP: store ids, the registry's LRU and queue bounds, keys and their patterns. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createKey, keyMatchesStore, KeyRing, listKeys, revokeKey, scopeAllows } from '../../src/stores/keys';
-import { QueueFullError, StoreFullError, StoreIdTakenError, StoreNotFoundError, StoreRegistry } from '../../src/stores/registry';
-import { StoreQuotaError } from '../../src/stores/creators';
-import { checkRootSafety, UnsafeRootError } from '../../src/stores/root-safety';
+import { createKey, keyMatchesStore, KeyRing, listKeys, revokeKey, scopeAllows } from '../../src/tenancy/keys';
+import { QueueFullError, StoreFullError, StoreIdTakenError, StoreNotFoundError, StoreRegistry } from '../../src/tenancy/registry';
+import { StoreQuotaError } from '../../src/tenancy/creators';
+import { checkRootSafety, UnsafeRootError } from '../../src/tenancy/root-safety';
 import { SessionKeyError } from '../../src/store/errors';
-import { InvalidStoreIdError, isValidStoreId, storeDir } from '../../src/stores/store-id';
+import { InvalidStoreIdError, isValidStoreId, storeDir } from '../../src/tenancy/store-id';
 import { QUIET, toolUse, useTempDir } from '../store/git-helpers';
 
 const tempDir = useTempDir();

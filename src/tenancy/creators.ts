@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MemgitError, type ErrorCode } from '../store/errors';
 import * as lockfile from 'proper-lockfile';
 
 /**
@@ -22,13 +23,14 @@ interface CreatorsFile {
 }
 
 /** A key made as many stores as it may (`--max-stores-per-key`); nothing was written. */
-export class StoreQuotaError extends Error {
+export class StoreQuotaError extends MemgitError {
+  static override readonly code: ErrorCode = 'quota_exceeded';
+
   constructor(
     readonly keyId: string,
     readonly limit: number,
   ) {
     super(`this key has created ${limit} stores, the most one key may create (--max-stores-per-key ${limit}); nothing was written`);
-    this.name = 'StoreQuotaError';
   }
 }
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { listRemotes, replicationStatus } from '../store/replication';
-import { NotAStoreError } from '../store/errors';
+import { MemgitError, NotAStoreError, type ErrorCode } from '../store/errors';
 import { MemoryStore, StoreOptions } from '../store/memory-store';
 import { StoreCreators, StoreQuotaError } from './creators';
 import { InvalidStoreIdError, isValidStoreId, storeDir } from './store-id';
@@ -45,50 +45,55 @@ const SIZE_TRUST_MS = 1000;
 /** Within this fraction of its bound, a store is measured before every write. */
 const SIZE_CLOSE_FRACTION = 0.9;
 
-export class StoreNotFoundError extends Error {
+export class StoreNotFoundError extends MemgitError {
+  static override readonly code: ErrorCode = 'store_not_found';
+
   constructor(readonly storeId: string) {
     super(`no store ${JSON.stringify(storeId)}`);
-    this.name = 'StoreNotFoundError';
   }
 }
 
-export class QueueFullError extends Error {
+export class QueueFullError extends MemgitError {
+  static override readonly code: ErrorCode = 'queue_full';
+
   constructor(
     readonly storeId: string,
     readonly retryAfterSeconds: number,
   ) {
     super(`store ${JSON.stringify(storeId)} has too many calls in flight; retry in ${retryAfterSeconds} s`);
-    this.name = 'QueueFullError';
   }
 }
 
 /** A store at or above `maxStoreBytes`: writes are refused (reads still work), nothing was written. */
-export class StoreFullError extends Error {
+export class StoreFullError extends MemgitError {
+  static override readonly code: ErrorCode = 'store_full';
+
   constructor(
     readonly storeId: string,
     readonly bytes: number,
     readonly limit: number,
   ) {
     super(`store ${JSON.stringify(storeId)} holds ${bytes} bytes on disk, at or above the limit of ${limit} bytes (--max-store-bytes); reads still work, writes are refused and nothing was written`);
-    this.name = 'StoreFullError';
   }
 }
 
 /** A new store id that names an existing store's folder on a case-insensitive file system. */
-export class StoreIdTakenError extends Error {
+export class StoreIdTakenError extends MemgitError {
+  static override readonly code: ErrorCode = 'store_id_taken';
+
   constructor(
     readonly storeId: string,
     readonly existing: string,
   ) {
     super(`store ${JSON.stringify(storeId)} cannot be created: store ${JSON.stringify(existing)} exists, and ids that differ only in case name one folder on some file systems; nothing was written`);
-    this.name = 'StoreIdTakenError';
   }
 }
 
-export class RegistryClosedError extends Error {
+export class RegistryClosedError extends MemgitError {
+  static override readonly code: ErrorCode = 'registry_closed';
+
   constructor() {
     super('the store registry is closed (the server is shutting down)');
-    this.name = 'RegistryClosedError';
   }
 }
 
