@@ -14,7 +14,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryStore } from '../src/store/memory-store';
-import { rollbackRoutes } from '../src/web/routes/rollback';
+import { rollbackRoutes } from '../src/web/routes/operator';
 import { startServer } from '../src/web/server';
 import { addBigFile, addZeroWidthFiles, BIG_LINES, BIG_SESSION, forgeCall, ZERO_WIDTH_SESSION } from '../test/web/hostile-stores';
 import { now } from './stats';

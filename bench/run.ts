@@ -9,8 +9,9 @@
  *   MEMGIT_BENCH_REPLICATION_SECONDS (30; 0 skips), MEMGIT_BENCH_REPLICATION_COMMITS (10,000: clone and open)
  *   MEMGIT_BENCH_REDACTION_COMMITS (10,000; 0 skips the redaction section)
  *   MEMGIT_BENCH_ABUSE_SECONDS (40: its first phase; 0 skips the abuse run of bench/abuse.ts: one tenant attacks, another key is timed)
- * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store, and the heaviest
- * pages of the hostile stores of issue 19 (bench/hostile-pages.ts): worst time and size.
+ * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store, the heaviest
+ * pages of the hostile stores of issue 19 (bench/hostile-pages.ts): worst time and size, and the
+ * write-time detectors on the poisoning corpus (bench/detectors.ts): shares held and time per write.
  *
  * Write side: for each store size, the same cycle of calls (create, view, str_replace, insert, rename,
  * delete on a new file, and an insert into an existing file) through memgit's store.execute (durable:
@@ -42,6 +43,7 @@ import { benchReplication, renderReplication } from './replication';
 import { benchRedaction, renderRedaction } from './redaction';
 import { benchCallLog, renderCallLog } from './call-log';
 import { hostilePages, renderHostilePages } from './hostile-pages';
+import { benchDetectors, renderDetectors } from './detectors';
 
 interface Options {
   sizes: number[];
@@ -621,9 +623,14 @@ async function main(): Promise<void> {
   // Redaction (bench/redaction.ts): a whole-history rewrite on a copy of a generated store.
   const redactionCommits = Number(process.env.MEMGIT_BENCH_REDACTION_COMMITS ?? (opts.quick ? 1000 : 10_000));
   const redactionSection = redactionCommits > 0 ? renderRedaction(await benchRedaction({ commits: redactionCommits, cacheDir: CACHE, log })) : '';
+  // Write-time detectors (bench/detectors.ts): the poisoning corpus's figures and the latency they add.
+  log('detectors: the poisoning corpus and the time added per write');
+  const detectorsSection = renderDetectors(
+    await benchDetectors({ reps: opts.quick ? 3 : 20, corpusDir: path.join(ROOT, 'test', 'fixtures', 'poisoning-corpus'), log }),
+  );
   const report =
     render(opts, writes, flat, reads, disk, (now() - started) / 1000) +
-    [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection].filter(Boolean).map((section) => `\n${section}`).join('');
+    [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection, detectorsSection].filter(Boolean).map((section) => `\n${section}`).join('');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);

@@ -16,7 +16,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createKey } from '../src/stores/keys';
+import { createKey } from '../src/tenancy/keys';
 import { ms, table } from './stats';
 
 const ROOT = path.resolve(__dirname, '..', '..');

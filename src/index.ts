@@ -35,7 +35,10 @@ export {
   InvalidPointError,
   AmbiguousPointError,
   PathNotFoundError,
+  SessionKeyError,
+  ERROR_CODES,
 } from './store';
+export type { ErrorCode } from './store';
 export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store';
 export { newSessionId } from './store';
 export { importMemoryDir, ImportFailedError, ImportRefusedError } from './store';
@@ -56,14 +59,17 @@ export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './
 export { createHttpMemoryTool, httpToolCaller, HttpMemoryToolError } from './client';
 export type { HttpMemoryToolOptions, HttpToolCallAnswer } from './client';
 export type { StartServerOptions, RunningMemgitServer } from './server';
-import type { StartServerOptions, RunningMemgitServer } from './server';
+export type { MemgitServerOptions, RunningComposedServer } from './compose/server';
+import type { MemgitServerOptions, RunningComposedServer } from './compose/server';
 
 /**
- * Start `memgit server` on a root of many stores (src/server): loaded on first use, so `import 'memgit'`
- * stays light. (`startServer` serves the audit UI of one open store.)
+ * Start `memgit server` on a root of many stores: the one composition `memgit server` runs too
+ * (src/compose/server.ts: the tool API, the read API, the rollback API, the audit UI and MCP, within the
+ * server's limits). Loaded on first use, so `import 'memgit'` stays light. (`startServer` serves the
+ * audit UI of one open store.)
  */
-export function startMemgitServer(options: StartServerOptions): Promise<RunningMemgitServer> {
-  return (require('./server/server') as typeof import('./server/server')).startServer(options);
+export function startMemgitServer(options: MemgitServerOptions): Promise<RunningComposedServer> {
+  return (require('./compose/server') as typeof import('./compose/server')).startMemgitServer(options);
 }
 export {
   StoreRegistry,
@@ -72,19 +78,23 @@ export {
   RegistryClosedError,
   InvalidStoreIdError,
   KeyError,
+  StoreFullError,
+  StoreIdTakenError,
+  StoreQuotaError,
+  UnsafeRootError,
   createKey,
   listKeys,
   revokeKey,
   isValidStoreId,
-} from './stores';
-export type { RegistryOptions, StoreSummary, Scope, KeyInfo } from './stores';
+} from './tenancy';
+export type { RegistryOptions, StoreSummary, Scope, KeyInfo } from './tenancy';
 export { startServer } from './web/server';
 export type { ServerOptions, RunningServer } from './web/server';
 export { createApp } from './web/app';
 export type { AppOptions } from './web/app';
 export type { RouteModule } from './web/page';
-export { rollbackRoutes } from './web/routes/rollback';
-export type { RollbackRouteOptions } from './web/routes/rollback';
+export { operatorRoutes, rollbackRoutes } from './web/routes/operator';
+export type { OperatorRouteOptions, RollbackRouteOptions } from './web/routes/operator';
 export type { McpHttpHandler, McpHttpHandlerOptions, McpHttpRequest } from './mcp/http';
 import type { McpHttpHandler, McpHttpHandlerOptions, McpHttpRequest } from './mcp/http';
 

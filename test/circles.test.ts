@@ -54,7 +54,7 @@ describe('the import graph of src/', () => {
     // a type-only import, a re-export, a lazy require(), and an ES module import with its .js suffix
     expect(graph.get('store/rollback/port.ts')).toEqual(expect.arrayContaining(['store/commit-message.ts', 'store/objects.ts']));
     expect(graph.get('store/index.ts')).toEqual(expect.arrayContaining(['store/memory-store.ts', 'store/errors.ts']));
-    expect(graph.get('index.ts')).toEqual(expect.arrayContaining(['server/server.ts', 'store/index.ts']));
+    expect(graph.get('index.ts')).toEqual(expect.arrayContaining(['compose/server.ts', 'store/index.ts']));
     expect(graph.get('index.mts')).toEqual(expect.arrayContaining(['index.ts', 'client/http-memory-tool.ts']));
   });
 

@@ -215,6 +215,9 @@ describe('createHttpMemoryTool through the SDK tool runner', () => {
 /** Names of the SDK and of JavaScript that the docs mention as errors callers may see; not memgit's. */
 const NOT_MEMGIT = new Set(['ToolError', 'TypeError', 'RangeError', 'SyntaxError']);
 
+/** Guides of another package, whose names are not the npm package's: the Python package (clients/python). */
+const OTHER_PACKAGES_GUIDES = new Set(['python.md']);
+
 /**
  * What the README and the guides (docs/) name as memgit's API: the names in their `import { … } from
  * 'memgit'` and `require('memgit')` lines, every `…Error` class they mention, and the functions and classes
@@ -225,7 +228,7 @@ function documentedNames(): string[] {
   const walk = (dir: string): void => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       if (entry.isDirectory()) walk(path.join(dir, entry.name));
-      else if (entry.name.endsWith('.md')) files.push(path.join(dir, entry.name));
+      else if (entry.name.endsWith('.md') && !OTHER_PACKAGES_GUIDES.has(entry.name)) files.push(path.join(dir, entry.name));
     }
   };
   walk(path.join(REPO_ROOT, 'docs'));

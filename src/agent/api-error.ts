@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { logField } from './terminal';
+import { logField } from '../terminal/escape';
 
 /**
  * One plain line for an error from the Messages API (or from reaching it), without a stack: what happened,

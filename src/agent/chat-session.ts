@@ -5,12 +5,15 @@ import type {
   BetaMessage,
   BetaMessageParam,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { errorMessage } from '../contract/format';
 import { isValidId } from '../contract/paths';
 import { historyContext } from '../history/context';
 import { sessionCommits } from '../history/sessions';
-import type { ContextClearedEvent, EventAnchor, ExecutionReport, MemoryStore, NewTimelineEvent, TimelineRecord } from '../store';
-import { logField } from './terminal';
+import type { ContextClearedEvent, EventAnchor, ExecutionReport, MemoryStore, NewTimelineEvent } from '../store';
+import { type ContextEvent, formatContextEvent, formatMemoryCall, type MemoryCall } from '../terminal/calls';
+
+// The lines a terminal shows for calls and context events are the terminal floor's (the CLI prints them too).
+export { formatContextEvent, formatMemoryCall };
+export type { ContextEvent, MemoryCall };
 
 /** The model `memgit chat` uses unless --model or MEMGIT_MODEL says otherwise. */
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
@@ -81,21 +84,6 @@ export function contextManagement(options: { contextEditing?: boolean; compactio
 /** Most context events recorded for one reply. */
 export const MAX_CONTEXT_EVENTS_PER_REPLY = 16;
 
-/** Something the API did to the agent's context, as recorded on the session's timeline. */
-export type ContextEvent = TimelineRecord;
-
-/** One memory tool call as `memgit chat` reports it. */
-export interface MemoryCall {
-  toolUseId: string;
-  command: string;
-  path?: string;
-  newPath?: string;
-  ok: boolean;
-  /** The tool_result text when the call failed. */
-  error?: string;
-  /** The commit the call made (or, for a retried id, made the first time). */
-  commit?: string;
-}
 
 export interface ChatSessionOptions {
   client: Anthropic;
@@ -264,30 +252,4 @@ function describeCall(report: ExecutionReport, input: unknown): MemoryCall {
   if (report.result.is_error) call.error = report.result.content;
   if (report.commit) call.commit = report.commit;
   return call;
-}
-
-/**
- * One short, terminal-safe line for a memory call: everything in it may come from the model (or from a
- * document that injected instructions), so control and format characters are escaped and the length is bounded.
- */
-/** One short, terminal-safe line for a timeline event (the summary itself may come from a hostile context). */
-export function formatContextEvent(event: ContextEvent): string {
-  if (event.kind === 'compaction') {
-    if (event.summary === null) return 'context: compaction failed (no summary; the block is passed back as received)';
-    return `context: compacted into a ${event.summaryChars}-character summary: ${logField(event.summary, 80)}`;
-  }
-  const parts = [
-    event.clearedToolUses !== undefined ? `${event.clearedToolUses} tool use${event.clearedToolUses === 1 ? '' : 's'}` : null,
-    event.clearedThinkingTurns !== undefined ? `${event.clearedThinkingTurns} thinking turn${event.clearedThinkingTurns === 1 ? '' : 's'}` : null,
-    `${event.clearedInputTokens} input tokens`,
-  ].filter(Boolean);
-  return `context: ${event.edit} cleared ${parts.join(', ')}`;
-}
-
-export function formatMemoryCall(call: MemoryCall): string {
-  const target = call.newPath !== undefined ? `${call.path ?? '?'} to ${call.newPath}` : (call.path ?? '');
-  const head = logField(`${call.command} ${target}`.trim());
-  const outcome = call.ok ? 'ok' : `error: ${logField(errorMessage(call.error ?? ''))}`;
-  const commit = call.commit ? `, commit ${call.commit.slice(0, 12)}` : '';
-  return `memory ${head}: ${outcome}${commit} (${logField(call.toolUseId, 64)})`;
 }

@@ -59,6 +59,8 @@ export interface ScriptedReply {
    * of the message (in a stream, of the `message_delta` event).
    */
   appliedEdits?: ScriptedAppliedEdit[];
+  /** The message's `id` (default `msg_scripted_NNNN`): a responder that holds threads names the replies it keeps. */
+  id?: string;
 }
 
 /**
@@ -73,6 +75,9 @@ export interface ScriptedError {
 }
 
 export type ScriptStep = ScriptedReply | ScriptedError;
+
+/** Computes the reply to a request from the request itself (see `respondWith`). */
+export type Responder = (request: MessagesRequestBody) => ScriptStep;
 
 export interface RecordedRequest {
   method: string;
@@ -113,6 +118,9 @@ export class ScriptedServer {
   private stickyError: ScriptedError | null = null;
   private messageCount = 0;
   private port = 0;
+  private host = '127.0.0.1';
+  private responder: Responder | null = null;
+  private recording = true;
 
   private constructor(steps: ScriptStep[], options: ScriptedServerOptions) {
     this.steps = [...steps];
@@ -120,9 +128,10 @@ export class ScriptedServer {
     this.onReply = options.onReply;
   }
 
-  /** Start a server on 127.0.0.1 at a free port. */
-  static async start(steps: ScriptStep[] = [], options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
+  /** Start a server on 127.0.0.1 (or another loopback `address.host`) at a free port (or `address.port`). */
+  static async start(steps: ScriptStep[] = [], options: ScriptedServerOptions = {}, address: { host?: string; port?: number } = {}): Promise<ScriptedServer> {
     const scripted = new ScriptedServer(steps, options);
+    scripted.host = address.host ?? '127.0.0.1';
     const server = http.createServer((req, res) => {
       scripted.handle(req, res).catch((error: Error) => {
         if (!res.headersSent) sendJson(res, 500, apiError('api_error', `scripted server: ${error.message}`));
@@ -131,7 +140,7 @@ export class ScriptedServer {
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(address.port ?? 0, scripted.host, () => resolve());
     });
     scripted.server = server;
     scripted.port = (server.address() as AddressInfo).port;
@@ -140,7 +149,21 @@ export class ScriptedServer {
 
   /** The base URL to give the SDK (`ANTHROPIC_BASE_URL` / `baseURL`). */
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `http://${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}`;
+  }
+
+  /**
+   * Answer every request the script has no step left for with `responder(request)`: a conversation computed
+   * from what the client sent (the sandbox's), instead of a 500.
+   */
+  respondWith(responder: Responder): void {
+    this.responder = responder;
+  }
+
+  /** Stop keeping requests (`requests` stays empty): a long-running server must not grow with its traffic. */
+  stopRecording(): void {
+    this.recording = false;
+    this.requests.length = 0;
   }
 
   /** Append steps to the script. */
@@ -174,7 +197,7 @@ export class ScriptedServer {
     } catch {
       body = null;
     }
-    this.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, raw, body });
+    if (this.recording) this.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, raw, body });
 
     if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/v1/messages') {
       sendJson(res, 404, apiError('not_found_error', `scripted server: no route for ${req.method} ${req.url}`));
@@ -184,7 +207,7 @@ export class ScriptedServer {
       sendJson(res, 400, apiError('invalid_request_error', 'scripted server: the body is not a JSON object'));
       return;
     }
-    const step = this.stickyError ?? this.steps.shift();
+    const step = this.stickyError ?? this.steps.shift() ?? this.responder?.(body);
     if (!step) {
       sendJson(res, 500, apiError('api_error', 'scripted server: the script has no reply left for this request'));
       return;
@@ -215,7 +238,7 @@ export class ScriptedServer {
     const hasToolUse = step.content.some((b) => b.type === 'tool_use');
     const outputTokens = Math.max(1, Math.ceil(JSON.stringify(step.content).length / 4));
     return {
-      id: `msg_scripted_${String(this.messageCount).padStart(4, '0')}`,
+      id: step.id ?? `msg_scripted_${String(this.messageCount).padStart(4, '0')}`,
       type: 'message',
       role: 'assistant',
       model: typeof body.model === 'string' ? body.model : 'scripted',

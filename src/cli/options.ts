@@ -79,10 +79,8 @@ export async function resolveAt(store: MemoryStore, ref: string | undefined): Pr
   } catch (error) {
     if (error instanceof CommitNotFoundError) {
       await store.close();
-      fail(error.message.replace(/^memgit: /, ''));
+      fail(error.detail);
     }
     throw error;
   }
 }
-
-export type CommandRegistrar = (program: Command) => void;

@@ -31,7 +31,7 @@ export function addRollbackOptions(command: Command): Command {
 
 /** Why a rollback could not be applied to this store, or null when it could (see printOutcome). */
 export function writesRefused(store: { readOnly: boolean }): string | null {
-  return store.readOnly ? new ReadOnlyStoreError().message.replace(/^memgit: /, '') : null;
+  return store.readOnly ? new ReadOnlyStoreError().detail : null;
 }
 
 export function defaultOperator(): string {

@@ -1,5 +1,5 @@
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
-import { runnableMemoryTool, type RunnableMemoryTool, type ToolErrorClass, type ToolResult } from '../store';
+import { type ErrorCode, MemgitError, runnableMemoryTool, type RunnableMemoryTool, type ToolErrorClass, type ToolResult } from '../store';
 
 /**
  * The memory tool of a remote store, over `memgit server`'s HTTP API: the same runnable tool as
@@ -29,14 +29,15 @@ export interface HttpMemoryToolOptions {
 }
 
 /** The server refused the request itself (bad key, unknown store, bad request) or could not be reached. */
-export class HttpMemoryToolError extends Error {
+export class HttpMemoryToolError extends MemgitError {
+  static override readonly code: ErrorCode = 'http_tool_failed';
+
   constructor(
     message: string,
     readonly status: number | null,
     readonly type: string | null,
   ) {
     super(message);
-    this.name = 'HttpMemoryToolError';
   }
 }
 

@@ -1,5 +1,5 @@
 import { MEMORY_ROOT, resolvePath } from '../contract/paths';
-import { impossibleDate, InvalidPointError, isIsoTime, MemgitError, parseIsoTime } from '../store';
+import { type ErrorCode, impossibleDate, InvalidPointError, isIsoTime, MemgitError, parseIsoTime } from '../store';
 import { toVirtualPrefix } from './paths';
 
 /**
@@ -79,6 +79,8 @@ export interface ParseOptions {
 
 /** A filter field that is malformed: `field` names it, the message says what is wrong and what would do. */
 export class InvalidFilterError extends MemgitError {
+  static override readonly code: ErrorCode = 'invalid_filter';
+
   constructor(
     readonly field: keyof LogFilterInput,
     message: string,

@@ -4,9 +4,10 @@
  * tool_use does, so the result texts are the contract's, byte for byte.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { type ClientInfo, type ExecutionReport, LockTimeoutError, type MemoryStore, ReadOnlyStoreError, SessionKeyError, StoreClosedError } from '../store';
+import type { ClientInfo, ExecutionReport, MemoryStore } from '../store';
 import { newMcpCallId } from './ids';
-import { StoreAccess, StoreUnavailableError } from './store-access';
+import { mcpRefusal, refusalText } from './errors';
+import type { StoreAccess } from './store-access';
 
 export const MEMORY_TOOL_NAME = 'memory';
 
@@ -72,7 +73,8 @@ export interface MemoryCallContext {
   key?: string;
   /**
    * Asked before each call, with the store held for it (memgit server: is the store within its size
-   * bound?): a text refuses the call with that error text, and nothing is written.
+   * bound?): a text refuses the call with that error text, and nothing is written; a coded error thrown
+   * here (a full store) refuses it as errors.ts says.
    */
   refuse?: (args: unknown, store: MemoryStore) => Promise<string | null>;
   /** Where failures the model must not see in detail (host paths, stack traces) are reported. */
@@ -123,20 +125,13 @@ export async function callMemoryTool(use: StoreAccess, args: unknown, context: M
 
 /** A failure of the store itself, said truthfully without host paths (those go to the operator's log). */
 function storeFailure(error: unknown, id: string, log: (message: string) => void, started: boolean): CallToolResult {
+  const refusal = mcpRefusal(error);
   let text: string;
-  if (error instanceof StoreUnavailableError) {
-    text = `Error: ${error.message} Nothing was written.`;
+  if (refusal) {
+    text = refusalText(refusal);
   } else if (!started) {
     log(`MCP call ${id} could not reach its store: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     text = 'Error: the memory store could not be opened for this call (the details are in the server log). Nothing was written; try again.';
-  } else if (error instanceof LockTimeoutError) {
-    text = 'Error: the memory store is busy (another writer held it too long). Nothing was written; try again.';
-  } else if (error instanceof SessionKeyError) {
-    text = 'Error: this session was begun with another key; only that key may add to it. Nothing was written.';
-  } else if (error instanceof StoreClosedError) {
-    text = 'Error: the memory store is shutting down. Nothing was written.';
-  } else if (error instanceof ReadOnlyStoreError) {
-    text = 'Error: the memory store is a read-only clone for auditing; it takes no writes. Nothing was written.';
   } else {
     log(`MCP call ${id} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     text = 'Error: memgit failed while executing this call (the details are in the server log). It may or may not have been applied: view the memory before trying again.';

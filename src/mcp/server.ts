@@ -21,7 +21,8 @@ import type { MemoryStore } from '../store';
 import { callMemoryTool, MEMORY_TOOL, MEMORY_TOOL_NAME } from './memory-tool';
 import { INTERNAL_ERROR, INVALID_PARAMS, protocolError } from './protocol-error';
 import { listMemoryResources, readMemoryResource } from './resources';
-import { StoreAccess, storeAccess, StoreUnavailableError } from './store-access';
+import { mcpRefusal } from './errors';
+import { StoreAccess, storeAccess } from './store-access';
 
 export interface MemoryMcpServerOptions {
   /** The store, or a way to reach it per call (the server's registry opens it when a call needs it). */
@@ -86,8 +87,9 @@ async function reading<T>(read: () => Promise<T>, whenAbsent?: T): Promise<T> {
   try {
     return await read();
   } catch (error) {
-    if (error instanceof StoreUnavailableError && error.absent && whenAbsent !== undefined) return whenAbsent;
-    if (error instanceof StoreUnavailableError) throw protocolError(INTERNAL_ERROR, error.message);
+    const refusal = mcpRefusal(error);
+    if (refusal?.absent && whenAbsent !== undefined) return whenAbsent;
+    if (refusal) throw protocolError(INTERNAL_ERROR, refusal.message);
     throw error;
   }
 }

@@ -13,24 +13,10 @@ export interface StoreUse {
  * How an MCP connection reaches its store: a function that runs one task on it. Over stdio the store is
  * simply open; over HTTP the server opens it per call through its registry, so the call holds the store
  * (a queue slot, a place in the open-store LRU) only while it runs, and a session outlives the store
- * object being closed when idle and opened again.
+ * object being closed when idle and opened again. A store that cannot be had throws its coded error
+ * (busy, gone, not created, shutting down): errors.ts says what the client is told.
  */
 export type StoreAccess = <T>(task: (store: MemoryStore) => Promise<T>, use?: StoreUse) => Promise<T>;
-
-/**
- * The store could not be had for a call (busy, gone, not created, shutting down); the task never ran.
- * Its message is shown to the client as is, so it must name no host path. `absent`: the store does not
- * exist (yet), so it has nothing to list.
- */
-export class StoreUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly absent = false,
-  ) {
-    super(message);
-    this.name = 'StoreUnavailableError';
-  }
-}
 
 export function storeAccess(store: MemoryStore | StoreAccess): StoreAccess {
   if (typeof store === 'function') return store;

@@ -3,40 +3,40 @@ import { randomUUID } from 'node:crypto';
 import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
-import { InvalidToolUseError, LockTimeoutError, NotAStoreError, ReadOnlyStoreError, SessionKeyError, StoreClosedError } from '../store/errors';
-import { asMemoryToolUse, MemoryStore } from '../store/memory-store';
-import { listRemotes, replicationStatus } from '../store/replication';
-import { StoreQuotaError } from '../stores/creators';
-import { KeyInfo, keyMatchesStore, Scope } from '../stores/keys';
-import { QueueFullError, RegistryClosedError, StoreFullError, StoreIdTakenError, StoreNotFoundError, StoreRegistry, StoreSummary } from '../stores/registry';
-import { InvalidStoreIdError } from '../stores/store-id';
+import { rollbackRequest } from '../operator/rollback';
+import { asMemoryToolUse, listRemotes, MemgitError, MemoryStore, NotAStoreError, replicationStatus, StoreClosedError } from '../store';
+import { KeyInfo, keyMatchesStore, Scope } from '../tenancy/keys';
+import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry, StoreSummary } from '../tenancy/registry';
+import { InvalidStoreIdError } from '../tenancy/store-id';
 import { Authorizer } from './auth';
 import { BodyBudget, BodyBudgetOptions, DEFAULT_BODY_BUDGET, parseByteSize } from './body-budget';
-import { HttpError, notFoundStore, sendError } from './errors';
+import { HttpError, httpErrorOf, notFoundStore, sendError } from './errors';
 
 /**
- * The HTTP edge of a server root: the memory tool over HTTP (`write`), history through the JSON read API
- * (`read`), rollbacks (`operator`), and — when the caller composes one in — the audit UI across stores.
+ * The HTTP edge of a server root: the memory tool over HTTP (`write`), rollbacks (`operator`, run
+ * directly on the store by the operator floor, src/operator/), and — when the caller composes them in
+ * (src/compose/server.ts does) — the audit UI across stores and its JSON twin, the read API (`read`).
  * Every store route passes through Authorizer.authorize; every request gets one log line.
  */
 
 /**
- * The audit UI and JSON read model of one store, composed in by the caller (the CLI mounts the web UI):
- * a handler that serves the UI's paths (`/`, `/commits`, `/api/commits`, `/api/rollback/...`) for an
- * open store. The server strips `/stores/{id}` (or maps `/api/v1/stores/{id}/...` to `/api/...`) first.
+ * The audit UI and JSON read model of one store, composed in by the caller (src/compose/ mounts the web
+ * UI): a handler that serves the UI's paths (`/`, `/commits`, `/api/commits`, ...) for an open store. The
+ * server strips `/stores/{id}` (or maps `/api/v1/stores/{id}/...` to `/api/...`) first.
  *
  * What the server tells the UI rides on the request object, which no client can set: `req.memgitKey` is
- * the key it checked (the key itself, in the Authorization header, is consumed: the UI never sees it),
- * and `req.memgitServerOperator` marks the server's own rollback requests (made for an operator key,
- * with `operatorToken`): the UI may neither count nor lock those out as failed logins.
+ * the key it checked (the key itself, in the Authorization header, is consumed: the UI never sees it).
  */
 export interface StoreUi {
   /** The handler for one open store (called once per store while it stays open). */
   forStore: (store: MemoryStore, storeId: string) => RequestHandler;
   /** The page listing stores at `/` (and its assets under `/static`). */
   root: (stores: () => Promise<StoreListing>) => RequestHandler;
-  /** A secret the server presents to the store UI's rollback API after it has checked an operator key. */
-  operatorToken: string;
+  /**
+   * No longer used: the server's rollback API runs rollbacks itself (src/operator/rollback.ts) instead of
+   * presenting a token to the UI. Kept optional so that existing callers still type-check.
+   */
+  operatorToken?: string;
 }
 
 /** A store the list could not describe (too busy, or not a store after all): shown, marked, never fatal. */
@@ -75,13 +75,6 @@ export interface MountTools {
   rateLimit: (points?: (req: Request) => number) => RequestHandler;
   /** A JSON body (415 if not JSON) within --body-limit and the body budgets, as the tool API reads it. */
   jsonBody: RequestHandler;
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Set by the server on its own rollback requests to the store UI (see StoreUi). */
-    memgitServerOperator?: boolean;
-  }
 }
 
 const TOOL_CALL_FIELDS = new Set(['tool_use', 'session']);
@@ -165,6 +158,30 @@ export function createServerApp(options: ServerAppOptions): Express {
     res.json({ stores: (await registry.list()).filter((id) => keyMatchesStore(key, id)) });
   });
 
+  // Rollbacks: POST /api/v1/stores/{id}/rollback/{revert|restore|session|reset}, as the operator key, run
+  // on the store by the operator floor as the UI's rollback API runs them (and answered as it answers:
+  // a refused request is `{"error": message, "status": n}`, docs/service.md).
+  const rollbackBody = bodies.reader(16 * 1024, express.json({ limit: '16kb', type: () => true }));
+  app.post('/api/v1/stores/:store/rollback/:kind', authorized('operator'), limiter, jsonOnly, rollbackBody, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object');
+    const key = req.memgitKey!;
+    await registry.use(String(req.params.store), { create: false }, async (store) => {
+      // Commits written since by another process (memgit exec) are in the index before a ref is resolved.
+      await store.refreshHead();
+      try {
+        // The commit names the key that asked for it: `Memory-Actor: operator:key:<id>` and `Memory-Key`.
+        const outcome = await rollbackRequest(store, String(req.params.kind), body, { operator: `key:${key.id}`, key: key.id });
+        res.status(outcome.status === 'conflict' ? 409 : outcome.status === 'committed' ? 201 : 200).json(outcome);
+      } catch (error) {
+        const refused = httpErrorOf(error);
+        // The server's own conditions (busy, shutting down) answer as every route does, below.
+        if (!refused || refused.status >= 500 || !(error instanceof MemgitError)) throw error;
+        res.status(refused.status).json({ error: error.detail, status: refused.status });
+      }
+    });
+  });
+
   // Mounted routes (MCP) come before the UI, whose /stores/{id}/... catch-all would take their paths.
   const jsonBody: RequestHandler = (req, res, next) => jsonOnly(req, res, (error?: unknown) => (error ? next(error) : json(req, res, next)));
   options.mount?.(app, { authorizer, registry, rateLimit, jsonBody });
@@ -190,18 +207,6 @@ export function createServerApp(options: ServerAppOptions): Express {
       const rest = rawRest(req, /^\/api\/v1\/stores\/[^/]+(\/.*)?$/);
       consumeCredentials(req);
       await dispatch(req, res, id, `/api${rest === '/' ? '' : rest}`, null);
-    });
-
-    // Rollbacks: POST /api/v1/stores/{id}/rollback/{revert|restore|session|reset}, as the operator key.
-    app.post('/api/v1/stores/:store/rollback/:kind', authorized('operator'), limiter, jsonOnly, bodies.reader(16 * 1024, express.json({ limit: '16kb', type: () => true })), async (req, res) => {
-      const body = req.body as Record<string, unknown>;
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object');
-      // The commit names the key that asked for it; the UI's rollback API trusts the server's own token.
-      body.operator = `key:${req.memgitKey!.id}`;
-      req.headers.authorization = `Bearer ${ui.operatorToken}`;
-      req.memgitServerOperator = true;
-      delete req.headers.cookie;
-      await dispatch(req, res, String(req.params.store), `/api/rollback/${encodeURIComponent(String(req.params.kind))}`, null);
     });
 
     // The audit UI: the store list at /, each store's pages under /stores/{id}/ (Basic auth with a key).
@@ -407,18 +412,8 @@ function errorHandler(logger: Logger) {
 
 function toHttpError(error: unknown): HttpError | null {
   if (error instanceof HttpError) return error;
-  if (error instanceof StoreNotFoundError) return notFoundStore(error.storeId);
-  if (error instanceof InvalidStoreIdError) return new HttpError(400, 'invalid_request_error', error.message);
-  if (error instanceof QueueFullError) return new HttpError(503, 'overloaded_error', error.message, { 'Retry-After': String(error.retryAfterSeconds) });
-  if (error instanceof StoreQuotaError) return new HttpError(403, 'quota_exceeded_error', error.message);
-  if (error instanceof StoreFullError) return new HttpError(507, 'quota_exceeded_error', error.message);
-  if (error instanceof StoreIdTakenError) return new HttpError(409, 'conflict_error', error.message);
-  if (error instanceof SessionKeyError) return new HttpError(409, 'conflict_error', error.message.replace(/^memgit: /, ''));
-  if (error instanceof RegistryClosedError || error instanceof StoreClosedError) return new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' });
-  if (error instanceof LockTimeoutError) return new HttpError(503, 'overloaded_error', 'the store is busy (another process holds its write lock)', { 'Retry-After': '5' });
-  if (error instanceof NotAStoreError) return new HttpError(409, 'conflict_error', 'the folder of this store holds something that is not a memgit store; nothing was changed');
-  if (error instanceof ReadOnlyStoreError) return new HttpError(409, 'conflict_error', `${error.message.replace(/^memgit: /, '')}; nothing was changed`);
-  if (error instanceof InvalidToolUseError) return new HttpError(400, 'invalid_request_error', error.message.replace(/^memgit: /, ''));
+  const coded = httpErrorOf(error);
+  if (coded) return coded;
   if (error instanceof URIError) return new HttpError(400, 'invalid_request_error', 'malformed percent-encoding in the URL');
   const body = error as { type?: string; status?: number; expose?: boolean; message?: string };
   if (body?.type === 'entity.too.large') return new HttpError(413, 'request_too_large', 'the request body is too large');

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { KeyInfo, keyMatchesStore, KeyRing, Scope, scopeAllows } from '../stores/keys';
-import { storeIdProblem } from '../stores/store-id';
+import { KeyInfo, keyMatchesStore, KeyRing, Scope, scopeAllows } from '../tenancy/keys';
+import { storeIdProblem } from '../tenancy/store-id';
 import { HttpError, notFoundStore } from './errors';
 
 /**

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { type ErrorCode, MemgitError } from '../store';
 
 /** An error answer of the API: a status, a stable type and a message meant for people; never a stack. */
 export class HttpError extends Error {
@@ -14,6 +15,70 @@ export class HttpError extends Error {
 }
 
 export const notFoundStore = (storeId: string) => new HttpError(404, 'not_found_error', `no store ${JSON.stringify(storeId)}`);
+
+/** How the API answers one code: a status, a type, and the message (default: the error's `detail`). */
+export interface HttpAnswer {
+  status: number;
+  type: string;
+  message?: (error: MemgitError) => string;
+  headers?: (error: MemgitError) => Record<string, string>;
+}
+
+const SHUTTING_DOWN: HttpAnswer = { status: 503, type: 'overloaded_error', message: () => 'the server is shutting down', headers: () => ({ 'Retry-After': '1' }) };
+const invalid: HttpAnswer = { status: 400, type: 'invalid_request_error' };
+const notFound: HttpAnswer = { status: 404, type: 'not_found_error' };
+const conflict: HttpAnswer = { status: 409, type: 'conflict_error' };
+
+/**
+ * The server's one table from error code to answer, for every route (`{"error": {"type", "message"}}`).
+ * `null` is the documented default: 500 `api_error`, "internal error; nothing about it is sent to
+ * clients, see the server log" — the error itself goes to the log only (it may name host paths).
+ */
+export const HTTP_ANSWERS: Record<ErrorCode, HttpAnswer | null> = {
+  memgit_error: null,
+  invalid_tool_use: invalid,
+  store_closed: SHUTTING_DOWN,
+  commit_not_found: notFound,
+  ambiguous_ref: invalid,
+  not_a_store: { ...conflict, message: () => 'the folder of this store holds something that is not a memgit store; nothing was changed' },
+  store_corrupt: null,
+  lock_timeout: { status: 503, type: 'overloaded_error', message: () => 'the store is busy (another process holds its write lock)', headers: () => ({ 'Retry-After': '5' }) },
+  read_only_store: { ...conflict, message: (error) => `${error.detail}; nothing was changed` },
+  session_key_conflict: conflict,
+  rollback_refused: invalid,
+  stale_head: conflict,
+  redaction_refused: invalid,
+  replication_refused: null,
+  replication_stopped: null,
+  point_not_found: notFound,
+  invalid_point: invalid,
+  ambiguous_point: invalid,
+  path_not_found: notFound,
+  invalid_filter: invalid,
+  import_refused: null,
+  import_failed: null,
+  store_in_use: null,
+  invalid_request: invalid,
+  unknown_action: notFound,
+  store_not_found: { ...notFound, message: (error) => `no store ${JSON.stringify((error as MemgitError & { storeId: string }).storeId)}` },
+  invalid_store_id: invalid,
+  store_id_taken: conflict,
+  queue_full: { status: 503, type: 'overloaded_error', headers: (error) => ({ 'Retry-After': String((error as MemgitError & { retryAfterSeconds: number }).retryAfterSeconds) }) },
+  store_full: { status: 507, type: 'quota_exceeded_error' },
+  quota_exceeded: { status: 403, type: 'quota_exceeded_error' },
+  registry_closed: SHUTTING_DOWN,
+  key_invalid: null,
+  unsafe_root: null,
+  http_tool_failed: null,
+};
+
+/** The answer to a coded error, or null (the default: 500, logged). */
+export function httpErrorOf(error: unknown): HttpError | null {
+  if (!(error instanceof MemgitError)) return null;
+  const answer = HTTP_ANSWERS[error.code];
+  if (!answer) return null;
+  return new HttpError(answer.status, answer.type, answer.message ? answer.message(error) : error.detail, answer.headers?.(error));
+}
 
 /**
  * The error as JSON, or as a small page to a browser opening the audit UI (a request outside the API

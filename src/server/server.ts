@@ -1,9 +1,9 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { Logger } from 'pino';
-import { KeyRing } from '../stores/keys';
-import { RegistryOptions, StoreRegistry } from '../stores/registry';
-import { checkRootSafety } from '../stores/root-safety';
+import { KeyRing } from '../tenancy/keys';
+import { RegistryOptions, StoreRegistry } from '../tenancy/registry';
+import { checkRootSafety } from '../tenancy/root-safety';
 import { createServerApp, ServerAppOptions } from './app';
 import { Authorizer } from './auth';
 

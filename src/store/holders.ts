@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { MemgitError } from './errors';
+import { MemgitError, type ErrorCode } from './errors';
 import { isProcessAlive } from './process-alive';
 
 /**
@@ -24,6 +24,8 @@ export interface StoreHolder {
 
 /** A store that another live process holds; nothing was changed. */
 export class StoreInUseError extends MemgitError {
+  static override readonly code: ErrorCode = 'store_in_use';
+
   constructor(
     message: string,
     readonly holders: StoreHolder[],

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MEMORY_REPO_ROOT, MEMORY_ROOT, resolvePath, utf8ByteLength } from '../contract/paths';
-import { MemgitError } from './errors';
+import { MemgitError, type ErrorCode } from './errors';
 import { toRepoPath } from './git-reader';
 import type { CommitStep, MemoryStore } from './memory-store';
 import { FILE_MODE } from './objects';
@@ -45,10 +45,14 @@ export interface ImportReport {
 }
 
 /** An import that cannot be done as asked; nothing was written. */
-export class ImportRefusedError extends MemgitError {}
+export class ImportRefusedError extends MemgitError {
+  static override readonly code: ErrorCode = 'import_refused';
+}
 
 /** The import failed while writing; the message says whether the branch is where it was (nothing imported). */
-export class ImportFailedError extends MemgitError {}
+export class ImportFailedError extends MemgitError {
+  static override readonly code: ErrorCode = 'import_failed';
+}
 
 interface Candidate {
   virtual: string;

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Environment } from 'nunjucks';
-import { ReadOnlyStoreError } from '../store';
+import { webAnswer } from './errors';
 import { resolveLabels } from './labels';
 import { AuditContext, BadRequest, NotFound } from './services/context';
 
@@ -61,10 +61,17 @@ export function errorHandler(deps: WebDeps, log: (message: string) => void) {
     if (res.headersSent) return next(error);
     // The router marks a URL it cannot decode (`/files/%`) with status 400: the client's mistake, not ours.
     const malformedUrl = error instanceof URIError || (error as { status?: unknown })?.status === 400;
-    // A write to a store memgit may not write is a conflict with the store's state, said as such.
-    const status = error instanceof NotFound ? 404 : error instanceof BadRequest || malformedUrl ? 400 : error instanceof ReadOnlyStoreError ? 409 : 500;
+    // A store's error answers by its code (errors.ts, the one table); the pages' own NotFound and BadRequest.
+    const coded = webAnswer(error);
+    const status = coded ? coded.status : error instanceof NotFound ? 404 : error instanceof BadRequest || malformedUrl ? 400 : 500;
     const message =
-      status === 500 ? 'Something went wrong while reading the store.' : malformedUrl && !(error instanceof BadRequest) ? 'malformed percent-encoding in the URL' : (error as Error).message;
+      status === 500
+        ? 'Something went wrong while reading the store.'
+        : coded
+          ? coded.message
+          : malformedUrl && !(error instanceof BadRequest)
+            ? 'malformed percent-encoding in the URL'
+            : (error as Error).message;
     if (status === 500) log(`${req.method} ${req.path}: ${(error as Error)?.stack ?? String(error)}`);
     res.status(status);
     if (req.path.startsWith('/api/') || req.path === '/api') {

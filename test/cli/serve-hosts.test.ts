@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { call, create, dispose, git, newStore } from '../rollback/helpers';
@@ -111,4 +112,35 @@ it('on every interface without an allowed host, says how other machines can reac
     child.once('exit', (code) => resolve(code));
   });
   expect(bad).toBe(64);
+});
+
+it('stops cleanly (exit 0) on a SIGTERM that comes as soon as it answers, before its start-up lines', async () => {
+  // The docs test stops a server right after its first answer; the signal handlers must be in place from the
+  // moment it listens (it used to register itself as the store's holder first, and died of the signal).
+  const free = await new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+  const results: Array<{ exit: number | null; signal: NodeJS.Signals | null }> = [];
+  for (let i = 0; i < 10; i += 1) {
+    const child = spawn(process.execPath, [CLI_MAIN, 'serve', '--repo', store.dir, '--port', String(free)], { env: { ...process.env, MEMGIT_TOKEN: OPERATOR_TOKEN }, cwd: REPO_ROOT });
+    children.push(child);
+    const exited = new Promise<{ exit: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (exit, signal) => resolve({ exit, signal })));
+    // A connection is accepted as soon as it listens: signal at that moment.
+    for (;;) {
+      const connected = await new Promise<boolean>((resolve) => {
+        const socket = net.connect(free, '127.0.0.1', () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.once('error', () => resolve(false));
+      });
+      if (connected || child.exitCode !== null) break;
+    }
+    child.kill('SIGTERM');
+    results.push(await exited);
+  }
+  expect(results).toEqual(Array.from({ length: 10 }, () => ({ exit: 0, signal: null })));
 });

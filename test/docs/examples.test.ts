@@ -2,8 +2,9 @@
  * Every shell example of the README and the guides runs here, as a reader would type it, with `memgit` on
  * PATH (a shim for the built CLI in a temporary bin folder, as `npm install -g .` puts it there) and
  * against the demo store: `memgit demo --no-serve` is built once, and every example starts in a fresh
- * sandbox folder that stands in for the clone's root: a copy of the demo store as `.memgit-demo/` and a
- * link `examples/` to the clone's examples (HOME is the sandbox's own `home/`). The markers (skip,
+ * sandbox folder that stands in for the clone's root: a copy of the demo store as `.memgit-demo/`, a
+ * link `examples/` to the clone's examples and a link `clients/` to a copy of the clone's clients (pip
+ * builds a local package in its own folder; HOME is the sandbox's own `home/`). The markers (skip,
  * continues, background, cwd) and the transcript rules are described in test/docs/extract.ts.
  *
  * Examples that cannot run here are marked in the document with their reason and listed below by name;
@@ -19,9 +20,10 @@ import * as path from 'node:path';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import { Example, extractExamples, outputMatches, trimOutput } from './extract';
 
-/** The documents whose examples run: the README, every guide, and the examples' own READMEs. */
+/** The documents whose examples run: the README, every guide, the examples' own READMEs and the Python package's. */
 const DOCUMENTS = [
   'README.md',
+  'clients/python/README.md',
   ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`),
   ...fs.readdirSync(path.join(REPO_ROOT, 'examples')).sort().flatMap((d) => (fs.existsSync(path.join(REPO_ROOT, 'examples', d, 'README.md')) ? [`examples/${d}/README.md`] : [])),
 ];
@@ -31,10 +33,8 @@ const REVIEWED_SKIPS: string[] = [
   'README.md › memgit › npm install && npm start',
   'README.md › memgit › npm test',
   'README.md › Get memgit on your PATH › npm install -g .', // the link itself is checked below, into a temporary prefix
-  'README.md › 2. The service: curl and Python › python3 -m venv .venv && .venv/bin/pip install anthropic',
   'README.md › 3. MCP: Claude Code and Claude Desktop › claude mcp add memgit -- memgit mcp --repo ~/memories-repo',
   'docs/chat.md › Use it › export ANTHROPIC_API_KEY=sk-ant-...',
-  'docs/languages.md › Python › python3 -m venv .venv && .venv/bin/pip install anthropic',
   'docs/library.md › Use it in your project › (cd ~/src/memgit && npm pack)',
   'docs/mcp.md › Install › git clone <this repository> ~/src/memgit && cd ~/src/memgit && npm install && npm install…',
   'docs/mcp.md › Claude Code › claude mcp add memgit -- memgit mcp --repo /home/me/memories-repo',
@@ -42,7 +42,6 @@ const REVIEWED_SKIPS: string[] = [
   'docs/performance.md › Run the benchmark › npm run bench',
   'docs/replication.md › Push a store to it › export MEMGIT_BACKUP_TOKEN=ghp_...',
   'docs/replication.md › Clone a store for an audit › memgit clone https://github.com/acme/agent-memory.git ./acme-audit --token-env MEMGIT_REA…',
-  "examples/python/README.md › A Python agent with its memory in a memgit server › memgit keys create --root ./stores --stores 'acme-*' --scope write",
 ];
 
 const extracted = DOCUMENTS.map((file) => extractExamples(file, fs.readFileSync(path.join(REPO_ROOT, file), 'utf8')));
@@ -59,6 +58,7 @@ const COMMAND_TIMEOUT_MS = 60_000;
 let root = '';
 let demoStore = '';
 let binDir = '';
+let clientsCopy = '';
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -67,6 +67,10 @@ beforeAll(async () => {
   fs.mkdirSync(binDir);
   // What `npm install -g .` puts on PATH: a `memgit` that runs the clone's built CLI.
   fs.writeFileSync(path.join(binDir, 'memgit'), `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(CLI_MAIN)} "$@"\n`, { mode: 0o755 });
+  // The Python package, as `pip install './clients/python'` finds it in the clone (without what pip or
+  // Python left there: a copy the examples' pip builds may write into).
+  clientsCopy = path.join(root, 'clients');
+  fs.cpSync(path.join(REPO_ROOT, 'clients'), clientsCopy, { recursive: true, filter: (source) => !/(^|\/)(build|__pycache__|[^/]*\.egg-info)$/.test(source) });
   demoStore = path.join(root, 'demo', '.memgit-demo');
   const built = spawnSync(path.join(binDir, 'memgit'), ['demo', '--no-serve', '--dir', demoStore], { env: baseEnv(path.join(root, 'demo')), encoding: 'utf8' });
   if (built.status !== 0) throw new Error(`memgit demo --no-serve failed:\n${built.stdout}${built.stderr}`);
@@ -81,6 +85,20 @@ function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * pip in the examples (`pip install './clients/python[anthropic]'`) installs from where the user's pip
+ * installs from: the user's own pip configuration (index, local wheel set) is under the real HOME, which
+ * the examples do not see, so it is named explicitly. An index that cannot be reached fails at once
+ * instead of after 5 retries; no nagging about pip's own version.
+ */
+const PIP_ENV: NodeJS.ProcessEnv = (() => {
+  const env: NodeJS.ProcessEnv = { PIP_RETRIES: '0', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+  const configHome = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
+  const userConfig = [path.join(configHome, 'pip', 'pip.conf'), path.join(os.homedir(), '.pip', 'pip.conf')].find((f) => fs.existsSync(f));
+  if (userConfig && !process.env.PIP_CONFIG_FILE) env.PIP_CONFIG_FILE = userConfig;
+  return env;
+})();
+
 /** A user's environment with none of memgit's or the SDK's variables, `memgit` first on PATH. */
 function baseEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -88,7 +106,7 @@ function baseEnv(home: string): NodeJS.ProcessEnv {
     if (name.startsWith('ANTHROPIC_') || name.startsWith('MEMGIT_') || name.startsWith('npm_') || name.startsWith('JEST_')) continue;
     env[name] = value;
   }
-  return { ...env, HOME: home, PATH: `${binDir}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1' };
+  return { ...PIP_ENV, ...env, HOME: home, PATH: `${binDir}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1' };
 }
 
 interface Chain {
@@ -107,6 +125,7 @@ function newChain(example: Example): Chain {
   const copied = spawnSync('cp', ['-a', demoStore, path.join(dir, '.memgit-demo')], { encoding: 'utf8' });
   if (copied.status !== 0) throw new Error(`copying the demo store failed: ${copied.stderr}`);
   fs.symlinkSync(path.join(REPO_ROOT, 'examples'), path.join(dir, 'examples'));
+  fs.symlinkSync(clientsCopy, path.join(dir, 'clients'));
   const home = path.join(dir, 'home');
   fs.mkdirSync(home);
   const state = path.join(dir, '.example-state');

@@ -1,33 +1,54 @@
 /**
  * The Python tests make their virtual environment themselves (test/support/python-venv.ts), so `npm test`
  * passes on a fresh clone with nothing run before it: here in a fresh folder, asked for by two callers at
- * once (as parallel test files do), and, when it cannot be made, as a failure that says how to make it.
+ * once (as parallel test files do), made again when the package's sources change, and, when it cannot be
+ * made, as a failure that says how to make it. (From a copy of clients/python, so that its sources can be
+ * changed here.)
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeTempDir, removeDir } from '../store/git-helpers';
-import { ensurePythonVenv, venvPython } from '../support/python-venv';
+import { ensurePythonVenv, PACKAGE_DIR, venvPython } from '../support/python-venv';
 
 const base = makeTempDir('memgit-venv-');
+const packageDir = path.join(base, 'python');
+const dir = path.join(base, 'venv');
+const noPython: NodeJS.ProcessEnv = { PATH: path.join(base, 'empty') }; // no python3 to be found
+beforeAll(() => fs.cpSync(PACKAGE_DIR, packageDir, { recursive: true, filter: (source) => !/(^|\/)(build|__pycache__|[^/]*\.egg-info)$/.test(source) }));
 afterAll(() => removeDir(base));
 
+function pythonSays(code: string): { stdout: string; stderr: string } {
+  const check = spawnSync(venvPython(dir), ['-c', code], { encoding: 'utf8' });
+  return { stdout: check.stdout.trim(), stderr: check.stderr };
+}
+
 it('makes the environment in a fresh folder once, for two callers at the same time', async () => {
-  const dir = path.join(base, 'venv');
-  const [first, second] = await Promise.all([ensurePythonVenv(dir), ensurePythonVenv(dir)]);
+  const [first, second] = await Promise.all([ensurePythonVenv(dir, process.env, packageDir), ensurePythonVenv(dir, process.env, packageDir)]);
   expect(first).toBe(venvPython(dir));
   expect(second).toBe(first);
-  const check = spawnSync(first, ['-c', 'import anthropic, sys; print(sys.prefix)'], { encoding: 'utf8' });
-  expect(check.stderr).toBe('');
-  expect(check.stdout.trim()).toBe(fs.realpathSync(dir));
+  expect(pythonSays('import memgit, memgit.memory_tool, anthropic, pytest, sys; print(sys.prefix)')).toEqual({ stdout: fs.realpathSync(dir), stderr: '' });
   expect(fs.readdirSync(dir)).not.toContain('.memgit-setup.lock'); // released
+  expect(fs.readdirSync(dir)).not.toContain('.memgit-package'); // the build copy is gone
   // Made: the next caller finds it without running pip again (it would fail with no python3 on PATH).
-  await expect(ensurePythonVenv(dir, { PATH: path.join(base, 'empty') })).resolves.toBe(first);
-}, 300_000);
+  await expect(ensurePythonVenv(dir, noPython, packageDir)).resolves.toBe(first);
+}, 600_000);
+
+it('installs the package again when its sources change', async () => {
+  fs.appendFileSync(path.join(packageDir, 'src', 'memgit', '__init__.py'), '\nREBUILT_BY_THE_TEST = "yes"\n');
+  expect(pythonSays('import memgit; print(hasattr(memgit, "REBUILT_BY_THE_TEST"))').stdout).toBe('False');
+  await expect(ensurePythonVenv(dir, process.env, packageDir)).resolves.toBe(venvPython(dir));
+  expect(pythonSays('import memgit; print(memgit.REBUILT_BY_THE_TEST)')).toEqual({ stdout: 'yes', stderr: '' });
+  // And not again while they stay as they are.
+  await expect(ensurePythonVenv(dir, noPython, packageDir)).resolves.toBe(venvPython(dir));
+}, 600_000);
 
 it('fails, saying why and how to make it by hand, when it cannot be made', async () => {
-  const dir = path.join(base, 'no-python');
-  const attempt = ensurePythonVenv(dir, { PATH: path.join(base, 'empty') }); // no python3 to be found
-  await expect(attempt).rejects.toThrow(/The Python tests need a virtual environment with the anthropic package in .*no-python; making it failed:\n[^]*python3: not found[^]*Make it by hand with \.\/scripts\/python-venv\.sh/);
-  expect(fs.existsSync(venvPython(dir))).toBe(false);
+  const missing = path.join(base, 'no-python');
+  const attempt = ensurePythonVenv(missing, noPython, packageDir);
+  await expect(attempt).rejects.toThrow(
+    /The Python tests need a virtual environment in .*no-python with pip install \.\/clients\/python\[anthropic\] pytest; `python3 -m venv [^`]*` failed:\npython3: not found on PATH\n[^]*By hand, from the checkout: python3 -m venv \.venv-test && \.venv-test\/bin\/pip install '\.\/clients\/python\[anthropic\]' 'pytest'/,
+  );
+  expect(fs.existsSync(venvPython(missing))).toBe(false);
+  expect(fs.readdirSync(missing)).not.toContain('.memgit-setup.lock'); // released after the failure too
 });

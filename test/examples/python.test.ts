@@ -1,15 +1,16 @@
 /**
- * examples/python/agent.py with the official `anthropic` Python package (in .venv-test, made when missing
- * by test/support/python-venv.ts), talking to the scripted Messages API server and to a spawned memgit server:
- * the tool_results Python sends back are byte for byte what store.execute answers; commits via git CLI.
+ * examples/python/agent.py, built on the memgit package and the official `anthropic` package's tool runner (in
+ * .venv-test, made when missing by test/support/python-venv.ts), talking to a spawned memgit server and to
+ * the scripted Messages API: the tool_results Python sends back are byte for byte what store.execute answers;
+ * commits via git CLI. Then the same example against `memgit sandbox`, without a key.
  */
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { lastToolResults, ScriptedServer, ScriptStep } from '../../src/agent/scripted-server';
 import { MemoryStore } from '../../src/store/memory-store';
 import { expectRepository, gitReport, makeTempDir, QUIET, removeDir, toolUse } from '../store/git-helpers';
-import { ensureBuilt, REPO_ROOT } from '../support/dist';
+import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import { makeKey, spawnServer, SpawnedServer } from '../server/spawn-server';
 import { ensurePythonVenv } from '../support/python-venv';
 
@@ -26,7 +27,7 @@ beforeAll(async () => {
   await ensureBuilt();
   fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
   server = await spawnServer(root);
-}, 240_000);
+}, 600_000);
 
 afterAll(async () => {
   await scripted?.close();
@@ -72,9 +73,16 @@ it('a Python agent writes into a store through the server', async () => {
     MEMGIT_MODEL: 'claude-test',
   };
   const run = await runPython(env, ['Remember', 'Acme']);
-  expect(run.stderr).toContain(`session ${session}`);
   expect(run.code).toBe(0);
   expect(run.stdout).toBe('Noted: Fridays.\n');
+  expect(run.stderr.replace(/commit [0-9a-f]{12}/g, 'commit C').split('\n')).toEqual([
+    `session ${session}`,
+    'memory view: ok (toolu_py01)',
+    'memory create: ok, commit C (toolu_py02)',
+    'memory str_replace: error (toolu_py03)',
+    'memory insert: ok, commit C (toolu_py04)',
+    '',
+  ]);
 
   const requests = scripted.messageRequests;
   expect(requests).toHaveLength(TURNS.length + 1);
@@ -94,4 +102,46 @@ it('a Python agent writes into a store through the server', async () => {
     { id: 'toolu_py02', command: 'create', path: '/memories/acme.md', session, key: key.id },
     { id: 'toolu_py04', command: 'insert', path: '/memories/acme.md', session, key: key.id },
   ]);
+}, 120_000);
+
+it('the Python example runs against memgit sandbox, without an API key', async () => {
+  const sandbox: ChildProcess = spawn(process.execPath, [CLI_MAIN, 'sandbox', '--port', '0'], { cwd: REPO_ROOT });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      sandbox.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk;
+        const match = /^ANTHROPIC_BASE_URL=(\S+)\n/.exec(out);
+        if (match) resolve(match[1]);
+      });
+      sandbox.once('exit', (code) => reject(new Error(`memgit sandbox exited with ${code}`)));
+    });
+    const key = makeKey(root, 'sandbox-*', 'write');
+    const session = 'sess_20261203T100000_sandbox';
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      ANTHROPIC_API_KEY: 'any-value-works',
+      ANTHROPIC_BASE_URL: url,
+      MEMGIT_URL: server.url,
+      MEMGIT_KEY: key.key,
+      MEMGIT_STORE: 'sandbox-py',
+      MEMGIT_SESSION: session,
+    };
+    const run = await runPython(env, ['We', 'deploy', 'on', 'Fridays.']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      'Let me check my memory first.\nNoted in /memories/notes.md: “We deploy on Fridays.” ' +
+        '(memgit sandbox: a scripted stand-in for Claude; nothing left this machine.)\n',
+    );
+    const calls = [...run.stderr.matchAll(/^memory (\w+): ok(?:, commit [0-9a-f]{12})? \((toolu_01[A-Za-z0-9]{22})\)$/gm)];
+    expect(calls.map((m) => m[1])).toEqual(['view', 'create']);
+    // The call's message: its tool_use id, then its trailers (the server may add its own after them).
+    const report = gitReport(path.join(root, 'sandbox-py'));
+    expect([report.fsckCode, report.fsckOutput, report.status]).toEqual([0, '', '']);
+    expect(report.commits).toHaveLength(2);
+    expect(report.commits[1].message.startsWith(`${calls[1][2]}\n\nMemory-Command: create\nMemory-Path: /memories/notes.md\nMemory-Session: ${session}\n`)).toBe(true);
+    expect(fs.readFileSync(path.join(root, 'sandbox-py', 'memories', 'notes.md'), 'utf8')).toBe('# Notes\n- We deploy on Fridays.\n');
+  } finally {
+    sandbox.kill('SIGTERM');
+  }
 }, 120_000);

@@ -7,11 +7,11 @@ import type { AddressInfo } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import pino from 'pino';
-import { storeUi } from '../../src/cli/commands/server';
+import { storeUi } from '../../src/compose/store-ui';
 import { createServerApp } from '../../src/server/app';
 import { Authorizer } from '../../src/server/auth';
-import { createKey, KeyRing } from '../../src/stores/keys';
-import { StoreRegistry } from '../../src/stores/registry';
+import { createKey, KeyRing } from '../../src/tenancy/keys';
+import { StoreRegistry } from '../../src/tenancy/registry';
 import { QUIET, toolUse, useTempDir } from '../store/git-helpers';
 
 const tempDir = useTempDir();

@@ -30,13 +30,6 @@ const EXCEPTIONS: Exception[] = [
     to: /^store\/history-index\//,
     why: 'the read model (src/history) is the one reader of the index the writer keeps: it wraps it for every edge',
   },
-  {
-    from: /^(server\/|cli\/commands\/server\.ts$)/,
-    to: /^store\/(errors|memory-store|replication\/index|cache-budget)\.ts$/,
-    why:
-      'memgit server and its CLI command are being recomposed on branch i26-server (issue 26, one composition of the ' +
-      'server); their imports move to the front door when that work and this meet, and this exception goes',
-  },
 ];
 
 function isStoreModule(rel: string): boolean {

@@ -2,7 +2,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
 import { estimateTokenBits, LOGIN_FAILURES_ALLOWED, OperatorAuth, tokenProblem } from '../../src/web/auth';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import { accessPolicy, isLoopbackHost } from '../../src/web/security';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { call, create, dispose, newStore } from '../rollback/helpers';

@@ -6,7 +6,7 @@
  */
 import request from 'supertest';
 import { createApp } from '../../src/web/app';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { call, create, dispose, git, newStore, rename, replace } from '../rollback/helpers';
 

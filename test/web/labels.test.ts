@@ -11,7 +11,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
 import { distinctLabels, LabelSlot, labelPlaceholder, resolveLabels } from '../../src/web/labels';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import { buildDemoStore } from '../../src/agent/demo/build';
 import { MemoryStore } from '../../src/store/memory-store';
 import { mulberry32 } from '../support/random';

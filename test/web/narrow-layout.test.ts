@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { startServer, RunningServer } from '../../src/web/server';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import { buildDemoStore } from '../../src/agent/demo/build';
 import { INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../src/agent/demo/transcript';
 import { MemoryStore } from '../../src/store/memory-store';

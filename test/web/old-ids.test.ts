@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { Browser } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { MemoryStore } from '../../src/store/memory-store';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import { RunningServer, startServer } from '../../src/web/server';
 import { forgeCall } from './hostile-stores';
 

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import { MemoryStore } from '../../src/store/memory-store';
 import { call, create, dispose, git, newStore, replace } from '../rollback/helpers';
 

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { startServer, RunningServer } from '../../src/web/server';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { buildShowcase, SHOWCASE_SESSIONS } from './showcase';
 

@@ -7,7 +7,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
 import { PendingRedactions } from '../../src/web/services/redaction';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import { MemoryStore } from '../../src/store/memory-store';
 import { makeTempDir, removeDir } from '../store/git-helpers';
 import { call, create, git, insert, replace } from '../rollback/helpers';

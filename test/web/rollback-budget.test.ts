@@ -2,7 +2,7 @@
  * Rollback previews under hostile load, with the real server and real Chromium: a session of more calls
  * than a preview may plan (its calls interleaved with another session's on the same file, so that each
  * undo is a three-way merge), and a reset across the whole history of some 3,500 commits, which deletes
- * 600 files. The previews answer within their budgets (src/web/services/rollback.ts, ROLLBACK_BUDGETS),
+ * 600 files. The previews answer within their budgets (src/operator/rollback.ts, ROLLBACK_BUDGETS),
  * say what they left out or where they stopped, write nothing, and a light request is answered while
  * they render. The store is written with git fast-import (hostile-stores.ts), as memgit writes it.
  */
@@ -13,9 +13,9 @@ import * as path from 'node:path';
 import { Browser, BrowserContext } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import type { MemoryStore } from '../../src/store/memory-store';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import { RunningServer, startServer } from '../../src/web/server';
-import { MAX_REVERTS_LISTED, ROLLBACK_BUDGETS } from '../../src/web/services/rollback';
+import { MAX_REVERTS_LISTED, ROLLBACK_BUDGETS } from '../../src/operator/rollback';
 import { fastImportStore, LONG_SESSION, longSessionCalls, manyFileCalls } from './hostile-stores';
 
 jest.setTimeout(300_000);

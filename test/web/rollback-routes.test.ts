@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
-import { rollbackRoutes } from '../../src/web/routes/rollback';
+import { rollbackRoutes } from '../../src/web/routes/operator';
 import { tokensMatch } from '../../src/web/auth';
 import type { MemoryStore } from '../../src/store/memory-store';
 import { storeFingerprint } from '../store/git-helpers';

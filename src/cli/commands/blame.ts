@@ -34,7 +34,7 @@ export function registerBlame(program: Command): void {
         try {
           at = options.at === undefined ? await currentHead(ctx) : await pointAt(ctx, options.at);
         } catch (error) {
-          if (error instanceof CommitNotFoundError) fail(error.message.replace(/^memgit: /, ''));
+          if (error instanceof CommitNotFoundError) fail(error.detail);
           throw error;
         }
         const { revisions, state } = await blameAt(ctx, resolved.virtual, at);

@@ -1,18 +1,11 @@
 import * as readline from 'node:readline';
 import { Command } from 'commander';
-import { forTerminal } from '../../agent/terminal';
-import {
-  ChatSession,
-  CompactionOptions,
-  DEFAULT_MAX_TOKENS,
-  DEFAULT_MODEL,
-  formatContextEvent,
-  formatMemoryCall,
-  MIN_COMPACTION_TRIGGER,
-} from '../../agent/chat-session';
 import { isValidId } from '../../contract/paths';
 import { newSessionId } from '../../store';
+import { formatContextEvent, formatMemoryCall } from '../../terminal/calls';
+import { forTerminal } from '../../terminal/escape';
 import { fail, openStore, positiveInteger, repoOption, resolveRepo, usage } from '../options';
+import type { ChatOpenOptions, CliServices, Conversation } from '../services';
 
 interface ChatOptions {
   repo?: string;
@@ -29,9 +22,10 @@ interface ChatOptions {
 
 export const MISSING_KEY_MESSAGE =
   'no API key: set ANTHROPIC_API_KEY to talk to Claude (create one at https://console.anthropic.com/settings/keys). ' +
-  'To see memgit at work without a key, run `npm start` (or `memgit demo`).';
+  'To see memgit at work without a key, run `npm start` (or `memgit demo`), or chat with a scripted stand-in: `memgit sandbox`.';
 
-export function registerChat(program: Command): void {
+export function registerChat(program: Command, services: CliServices): void {
+  const defaults = services.chat.defaults;
   program
     .command('chat')
     .summary('talk to Claude with the store as its memory')
@@ -42,36 +36,33 @@ export function registerChat(program: Command): void {
         'compaction summary the API reports, is one line on stderr.\n' +
         'With PROMPT, runs that one turn to the end; without it, a conversation\n' +
         '(one message per line; /exit or Ctrl-D ends it).\n\n' +
-        'Environment: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL, MEMGIT_MODEL.',
+        'Environment: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL, MEMGIT_MODEL.\n' +
+        'No API key? `memgit sandbox` serves a scripted stand-in for Claude on 127.0.0.1\n' +
+        'and prints the ANTHROPIC_BASE_URL to set (any ANTHROPIC_API_KEY value works).',
     )
     .argument('[prompt...]', 'the message to send (omit for an interactive conversation)')
     .addOption(repoOption())
     .option('--session <id>', 'session id recorded on every commit; reuse one to continue it (default: a new sess_… id)')
-    .option('--model <model>', `model id (default: $MEMGIT_MODEL or ${DEFAULT_MODEL})`)
+    .option('--model <model>', `model id (default: $MEMGIT_MODEL or ${defaults.model})`)
     .option('--system <text>', 'system prompt')
-    .option('--max-tokens <n>', 'largest reply, in tokens', positiveInteger, DEFAULT_MAX_TOKENS)
+    .option('--max-tokens <n>', 'largest reply, in tokens', positiveInteger, defaults.maxTokens)
     .option('--context-editing', 'clear old tool results as the context grows (memory calls are kept); beta context-management-2025-06-27')
     .option(
       '--compaction',
       'let the API summarise older context once the prompt grows (server-side compaction); beta compact-2026-01-12',
     )
-    .option('--compaction-trigger <tokens>', `compact once the prompt reaches this many input tokens (API default 150000, at least ${MIN_COMPACTION_TRIGGER}); needs --compaction`, positiveInteger)
+    .option('--compaction-trigger <tokens>', `compact once the prompt reaches this many input tokens (API default 150000, at least ${defaults.minCompactionTrigger}); needs --compaction`, positiveInteger)
     .option('--compaction-instructions <text>', 'your instructions for the summary (sent as the edit\'s "instructions"); needs --compaction')
     .option('--no-stream', 'wait for each whole reply instead of streaming it')
     .action(async (promptWords: string[], options: ChatOptions) => {
-      const compaction = compactionOptions(options);
+      const compaction = compactionOptions(options, defaults.minCompactionTrigger);
       if (!process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_AUTH_TOKEN) fail(MISSING_KEY_MESSAGE);
       const session = options.session ?? newSessionId();
       if (!isValidId(session)) usage(`invalid --session ${JSON.stringify(session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
-      const model = options.model || process.env.MEMGIT_MODEL || DEFAULT_MODEL;
-      // Loaded here, not at the top: every other command (exec above all) starts faster without the SDK.
-      const { default: Anthropic } = require('@anthropic-ai/sdk') as typeof import('@anthropic-ai/sdk');
-      const { describeApiError } = require('../../agent/api-error') as typeof import('../../agent/api-error');
-      const client = new Anthropic();
+      const model = options.model || process.env.MEMGIT_MODEL || defaults.model;
       const store = await openStore(options.repo);
       let writes = 0;
-      const chat = new ChatSession({
-        client,
+      const chat = services.chat.open({
         store,
         session,
         model,
@@ -96,7 +87,7 @@ export function registerChat(program: Command): void {
         if (prompt) await chat.send(prompt);
         else await converse(chat);
       } catch (error) {
-        const message = describeApiError(error, client.baseURL);
+        const message = chat.describeError(error);
         if (message === null) throw error;
         await store.close();
         const kept = writes > 0 ? ` (the ${writes} memory write${writes === 1 ? '' : 's'} made before it ${writes === 1 ? 'is' : 'are'} committed)` : '';
@@ -107,22 +98,22 @@ export function registerChat(program: Command): void {
 }
 
 /** --compaction and its two settings, checked before anything is sent or opened. */
-function compactionOptions(options: ChatOptions): CompactionOptions | undefined {
+function compactionOptions(options: ChatOptions, minTrigger: number): ChatOpenOptions['compaction'] {
   const { compactionTrigger: trigger, compactionInstructions: instructions } = options;
   if (!options.compaction) {
     if (trigger !== undefined) fail('--compaction-trigger needs --compaction');
     if (instructions !== undefined) fail('--compaction-instructions needs --compaction');
     return undefined;
   }
-  if (trigger !== undefined && trigger < MIN_COMPACTION_TRIGGER) {
-    fail(`--compaction-trigger must be at least ${MIN_COMPACTION_TRIGGER} input tokens (the API's minimum), got ${trigger}`);
+  if (trigger !== undefined && trigger < minTrigger) {
+    fail(`--compaction-trigger must be at least ${minTrigger} input tokens (the API's minimum), got ${trigger}`);
   }
   if (instructions !== undefined && !instructions.trim()) fail('--compaction-instructions is empty');
   return { ...(trigger !== undefined ? { trigger } : {}), ...(instructions !== undefined ? { instructions } : {}) };
 }
 
 /** The interactive mode: one user turn per line, until /exit or the end of input. */
-async function converse(chat: ChatSession): Promise<void> {
+async function converse(chat: Conversation): Promise<void> {
   const interactive = Boolean(process.stdin.isTTY);
   const lines = readline.createInterface({ input: process.stdin, output: interactive ? process.stderr : undefined, terminal: interactive });
   if (interactive) process.stderr.write('Type a message and press Enter; /exit or Ctrl-D ends the conversation.\n');

@@ -1,12 +1,11 @@
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { formatContextEvent, formatMemoryCall } from '../../agent/chat-session';
-import { DEFAULT_DEMO_DIR } from '../../agent/demo/defaults';
-import { COMPACTED_SESSION, INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../../agent/demo/transcript';
 import { MemoryStore } from '../../store';
+import { formatContextEvent, formatMemoryCall } from '../../terminal/calls';
 import { toLine } from './log';
 import { fail } from '../options';
+import type { CliServices } from '../services';
 import { listenFailure, serveUntilStopped } from './serve';
 import { historyContext } from '../../history/context';
 import { queryLog } from '../../history/log';
@@ -19,7 +18,7 @@ interface DemoOptions {
   serve: boolean;
 }
 
-export function registerDemo(program: Command): void {
+export function registerDemo(program: Command, services: CliServices): void {
   program
     .command('demo')
     .summary('build a demo store from recorded conversations and serve the audit UI (no API key)')
@@ -31,7 +30,7 @@ export function registerDemo(program: Command): void {
         'In the third session a pasted ticket plants a false "fact" in memory:\n' +
         'find it, and roll it back.',
     )
-    .option('--dir <dir>', 'where to build the demo store (rebuilt on every run)', DEFAULT_DEMO_DIR)
+    .option('--dir <dir>', 'where to build the demo store (rebuilt on every run)', services.demo.defaultDir)
     .option('--port <n>', 'port of the audit UI (0 picks a free one)', parsePort, 3000)
     .option('--host <host>', 'interface the audit UI binds to', '127.0.0.1')
     .option('--no-serve', 'build the store, print how to look at it, and exit')
@@ -41,11 +40,9 @@ export function registerDemo(program: Command): void {
       // Before anything is rebuilt: the port must be free (a busy port used to fail only after the rebuild
       // had replaced the store a running demo was serving), and no other process may hold the store.
       if (options.serve) await assertCanListen(options.host, options.port);
-      // The SDK, the scripted server and the web stack load only when the demo runs.
-      const { buildDemoStore, lockDemoDir } = require('../../agent/demo/build') as typeof import('../../agent/demo/build');
-      const release = await lockDemoDir(dir);
+      const release = await services.demo.lockDir(dir);
       try {
-        await buildAndServe(dir, options, out, buildDemoStore);
+        await buildAndServe(dir, options, out, services);
       } finally {
         await release(); // once the server is registered as the store's holder (or the demo is done)
       }
@@ -56,11 +53,12 @@ async function buildAndServe(
   dir: string,
   options: DemoOptions,
   out: (line?: string) => void,
-  buildDemoStore: typeof import('../../agent/demo/build').buildDemoStore,
+  services: CliServices,
 ): Promise<void> {
+  const { injectedSession: INJECTED_SESSION, injectedToolUseId: INJECTED_TOOL_USE_ID, compactedSession: COMPACTED_SESSION } = services.demo.story;
   out(`memgit demo: building a fresh demo store in ${dir}`);
   out('Replaying 3 recorded support conversations through the SDK tool runner (scripted server: no API key, no network).');
-  const built = await buildDemoStore(dir, {
+  const built = await services.demo.build(dir, {
     locked: true,
     onSession: (session) => out(`\n${session.id}  ${session.speaker}`),
     onMemoryCall: (call) => out(`  ${formatMemoryCall(call)}`),
@@ -92,7 +90,7 @@ async function buildAndServe(
     return;
   }
   out();
-  await serveUntilStopped(store, { ...options, command: 'memgit demo' });
+  await serveUntilStopped(store, { ...options, command: 'memgit demo' }, services.storeUi);
 }
 
 /** Listen on the port once and let it go: refuses a busy port (or a host that cannot be bound) up front. */

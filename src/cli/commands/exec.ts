@@ -73,7 +73,7 @@ async function executeLine(store: Store, line: string, session: string): Promise
     // A store-level failure (a read-only clone, another writer holding the lock too long) answers this
     // line; nothing was written, and the stream goes on so later lines still get their one line of output.
     if (!(error instanceof MemgitError)) throw error;
-    const why = error.message.replace(/^memgit: /, '');
+    const why = error.detail;
     return { ...lineError(why), refusedBecause: why };
   }
 }

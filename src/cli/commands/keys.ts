@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { createKey, KeyError, KeyInfo, listKeys, revokeKey, SCOPES, Scope } from '../../stores/keys';
+import { createKey, KeyError, KeyInfo, listKeys, revokeKey, SCOPES, Scope } from '../../tenancy/keys';
 import { fail } from '../options';
 import { DEFAULT_ROOT } from './server';
 

@@ -1,8 +1,9 @@
 import { Command, Option } from 'commander';
 import { isValidId } from '../../contract/paths';
 import { fail, openStore, repoOption } from '../options';
+import type { CliServices } from '../services';
 
-export function registerMcp(program: Command): void {
+export function registerMcp(program: Command, services: CliServices): void {
   program
     .command('mcp')
     .summary('serve the memory tool to an MCP client (Claude Code, Claude Desktop) over stdio')
@@ -27,10 +28,8 @@ export function registerMcp(program: Command): void {
       if (options.session !== undefined && !isValidId(options.session)) {
         fail(`invalid --session ${JSON.stringify(options.session)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
       }
-      // The MCP stack loads only for this command, so the CLI's other commands start faster.
-      const { serveMcpOverStdio } = require('../../mcp/stdio') as typeof import('../../mcp/stdio');
       const store = await openStore(options.repo, { createMode: options.createMode });
-      const running = await serveMcpOverStdio(store, { session: options.session, resources: options.resources });
+      const running = await services.mcp.serve(store, { session: options.session, resources: options.resources });
       process.stderr.write(`memgit: MCP server on stdio for ${store.dir}, session ${running.session}\n`);
       const stop = async () => {
         await running.close();

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { getRemote, listRemotes, pushToRemote } from '../../store';
+import { errorDetail, getRemote, listRemotes, pushToRemote } from '../../store';
 import { fail, openStore, repoOption } from '../options';
 
 export function registerPush(program: Command): void {
@@ -37,7 +37,7 @@ export function registerPush(program: Command): void {
             if (report.headProblem) process.stderr.write(`memgit: warning: ${report.remote}: ${report.headProblem}\n`);
           } catch (error) {
             failed = true;
-            const message = (error as Error).message.replace(/^memgit: /, '');
+            const message = errorDetail(error);
             if (options.json) process.stdout.write(`${JSON.stringify({ remote: remote.name, ok: false, error: message })}\n`);
             else process.stderr.write(`memgit: ${message}\n`);
           }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { addRemote, displayUrl, forgetRemoteState, inspectRemoteHead, listRemotes, removeRemote } from '../../store';
+import { addRemote, displayUrl, errorDetail, forgetRemoteState, inspectRemoteHead, listRemotes, removeRemote } from '../../store';
 import { openStore, repoOption } from '../options';
 
 export function registerRemote(program: Command): void {
@@ -35,7 +35,7 @@ export function registerRemote(program: Command): void {
           const problem = await inspectRemoteHead(store.gitdir, added, 10_000);
           if (problem) process.stderr.write(`memgit: warning: ${problem}\n`);
         } catch (error) {
-          process.stderr.write(`memgit: note: ${(error as Error).message.replace(/^memgit: /, '')} (the remote is kept; a push checks again)\n`);
+          process.stderr.write(`memgit: note: ${errorDetail(error)} (the remote is kept; a push checks again)\n`);
         }
       } finally {
         await store.close();

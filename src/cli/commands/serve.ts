@@ -1,9 +1,10 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { newOperatorToken, tokenProblem } from '../../operator/token';
 import { type MemoryStore, registerHolder } from '../../store';
-import type { RunningServer } from '../../web/server';
 import { fail, openStore, repoOption } from '../options';
+import type { CliServices, RunningStoreUi, StoreUiService } from '../services';
 
-export function registerServe(program: Command): void {
+export function registerServe(program: Command, services: CliServices): void {
   program
     .command('serve')
     .summary('serve the audit UI for a store (rollbacks need the operator token it prints)')
@@ -26,7 +27,7 @@ export function registerServe(program: Command): void {
         '  memgit serve --port 8080 --public-url https://memory.example.com   # behind nginx/caddy on this machine',
     )
     .action(async (options: ServeCliOptions) => {
-      await serveUntilStopped(await openStore(options.repo, { create: false }), { ...options, command: 'memgit serve' });
+      await serveUntilStopped(await openStore(options.repo, { create: false }), { ...options, command: 'memgit serve' }, services.storeUi);
     });
 }
 
@@ -45,11 +46,8 @@ interface ServeCliOptions {
 export async function serveUntilStopped(
   store: MemoryStore,
   options: { host: string; port: number; command: string; allowedHost?: string[]; publicUrl?: URL },
-): Promise<RunningServer> {
-  // The web stack loads only when a server starts, so the CLI's other commands start faster.
-  const { startServer } = require('../../web/server') as typeof import('../../web/server');
-  const { newOperatorToken, tokenProblem } = require('../../web/auth') as typeof import('../../web/auth');
-  const { rollbackRoutes } = require('../../web/routes/rollback') as typeof import('../../web/routes/rollback');
+  storeUi: StoreUiService,
+): Promise<RunningStoreUi> {
   // State-changing routes (rollback) need this token: MEMGIT_TOKEN, or a fresh one printed below.
   const fromEnv = process.env.MEMGIT_TOKEN;
   const problem = fromEnv === undefined ? null : tokenProblem(fromEnv);
@@ -58,24 +56,35 @@ export async function serveUntilStopped(
     fail(`MEMGIT_TOKEN: ${problem}`);
   }
   const token = fromEnv ?? newOperatorToken();
-  let server: RunningServer;
+  let server: RunningStoreUi;
   try {
     const allowedHosts = [...(options.allowedHost ?? []), ...(options.publicUrl ? [options.publicUrl.host] : [])];
-    server = await startServer({
-      store,
+    server = await storeUi.start(store, {
       host: options.host,
       port: options.port,
       allowedHosts,
       trustProxy: options.publicUrl ? 'loopback' : undefined,
       publicUrl: options.publicUrl?.origin,
-      routes: [rollbackRoutes({ token })],
+      token,
     });
   } catch (error) {
     await store.close();
     fail(listenFailure(options.host, options.port, error as NodeJS.ErrnoException));
   }
+  // From the moment it listens, a signal stops it cleanly: one that comes while it registers (a client may
+  // already have been answered) waits for the registration and undoes it, rather than killing the process.
+  let registration: Promise<() => void> | null = null;
+  const stop = async () => {
+    await server.close();
+    await store.close();
+    (await registration?.catch(() => null))?.();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
   // Registered as the store's holder while serving, so that `memgit demo` never rebuilds it meanwhile.
-  const unregister = await registerHolder(store.gitdir, { command: options.command, url: server.url });
+  registration = registerHolder(store.gitdir, { command: options.command, url: server.url });
+  await registration;
   process.stdout.write(`memgit: audit UI for ${store.dir} at ${server.url}/ (Ctrl-C to stop)\n`);
   process.stdout.write(`memgit: ${server.accessNotice}\n`);
   if (options.publicUrl) process.stdout.write(`memgit: public URL ${options.publicUrl.origin}/\n`);
@@ -92,14 +101,6 @@ export async function serveUntilStopped(
   } else if (fromEnv === undefined) {
     process.stdout.write(`memgit: operator token (log in at ${server.url}/login to revert or restore): ${token}\n`);
   }
-  const stop = async () => {
-    await server.close();
-    await store.close();
-    unregister();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
   return server;
 }
 

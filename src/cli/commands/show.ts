@@ -36,7 +36,7 @@ export function registerShow(program: Command): void {
         // A read or a failed call makes no commit, but it is on the record: the call log.
         const calls = await callsOf(store, ref);
         await store.close();
-        if (calls.length === 0) fail(error.message.replace(/^memgit: /, ''));
+        if (calls.length === 0) fail(error.detail);
         const out = calls.map((call) => (options.json ? JSON.stringify(call) + '\n' : describeCall(call)));
         process.stdout.write(out.join(options.json ? '' : '\n'));
         return;

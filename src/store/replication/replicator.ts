@@ -1,4 +1,4 @@
-import { ReplicationStoppedError } from '../errors';
+import { errorDetail, ReplicationStoppedError } from '../errors';
 import type { ReplicationPort } from './port';
 import { pushToRemote } from './push';
 import type { RemoteConfig } from './remote-config';
@@ -85,7 +85,7 @@ class RemoteLoop {
       this.failures += 1;
       const delay = Math.min(this.maxBackoffMs, this.minBackoffMs * 2 ** (this.failures - 1));
       if (this.failures === 1 || this.failures % 10 === 0) {
-        this.port.log(`${(error as Error).message.replace(/^memgit: /, '')}; retrying in ${Math.round(delay / 1000)} s (attempt ${this.failures})`);
+        this.port.log(`${errorDetail(error)}; retrying in ${Math.round(delay / 1000)} s (attempt ${this.failures})`);
       }
       if (!this.closed) {
         this.dirty = false;

@@ -1,7 +1,8 @@
 /**
- * What one rollback plan may cost. The CLI and the library plan without limits; the audit UI's previews
- * pass a budget (src/web/services/rollback.ts), so that a session of thousands of calls or a reset across
- * a long history answers within its time with what it found, instead of holding the server.
+ * What one rollback plan may cost. The CLI and the library plan without limits; the previews of the audit
+ * UI and of the server's rollback API pass a budget (src/operator/rollback.ts), so that a session of
+ * thousands of calls or a reset across a long history answers within its time with what it found,
+ * instead of holding the server.
  */
 
 export interface RollbackBudget {

@@ -1,35 +1,20 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
-import { CSRF_FIELD, OperatorAuth, sameOriginOnly } from '../auth';
+import type { Request, Response, Router } from 'express';
+import { InvalidRequestError } from '../../operator/errors';
+import { MAX_REASON_LENGTH, parseRedactionRequest, REDACTION_KINDS, RedactionRequest, runRedaction } from '../../operator/redaction';
+import { type RedactionOutcome, StaleHeadError } from '../../store';
+import { CSRF_FIELD, sameOriginOnly } from '../auth';
 import { renderHtml, WebDeps } from '../page';
 import { noStore } from '../security';
-import { BadRequest } from '../services/context';
-import {
-  formFields,
-  MAX_REASON_LENGTH,
-  parseRedactionRequest,
-  PendingRedactions,
-  previewModel,
-  REDACTION_KINDS,
-  RedactionFormFields,
-  RedactionRequest,
-  runRedaction,
-  StaleHeadError,
-} from '../services/redaction';
-import type { RedactionOutcome } from '../../store';
+import { formFields, PendingRedactions, previewModel, RedactionFormFields } from '../services/redaction';
+import type { OperatorKit } from './operator-kit';
 
 /**
- * The redaction action, behind the operator login of the rollback routes (which mount it): a form
+ * The redaction action, behind the operator login of the operator routes (which mount it): a form
  * (GET /redact, may be prefilled with a call or a path, never with a text), a preview (POST
  * /redact/preview: a dry run listing every commit and line it will change, the match masked) and the
  * confirmation (POST /redact, carrying only the id of the previewed redaction kept on the server), which
  * rewrites history and lands on the new record. What to match travels only in POST bodies.
  */
-
-export interface OperatorKit {
-  auth: OperatorAuth;
-  refuse: (req: Request, res: Response, status: number, message: string) => void;
-  bodies: RequestHandler[];
-}
 
 export function redactionActions(router: Router, deps: WebDeps, kit: OperatorKit): void {
   const { auth, refuse, bodies } = kit;
@@ -87,9 +72,9 @@ export function redactionActions(router: Router, deps: WebDeps, kit: OperatorKit
     const body = (req.body ?? {}) as Record<string, unknown>;
     try {
       const request = parseRedactionRequest(body);
-      previewPage(req, res, operator, request, await runRedaction(deps.ctx, request, operator, { dryRun: true }));
+      previewPage(req, res, operator, request, await runRedaction(deps.ctx.store, request, operator, { dryRun: true }));
     } catch (error) {
-      if (!(error instanceof BadRequest)) throw error;
+      if (!(error instanceof InvalidRequestError)) throw error;
       res.status(400);
       formPage(req, res, operator, formFields(body), error.message);
     }
@@ -107,16 +92,16 @@ export function redactionActions(router: Router, deps: WebDeps, kit: OperatorKit
     const { request } = taken;
     const again = formFields({ kind: request.kind, path: request.kind === 'path' ? request.value : '', call: request.kind === 'call' ? request.value : '', reason: request.reason, from: request.from, to: request.to });
     try {
-      const outcome = await runRedaction(deps.ctx, request, operator, { dryRun: false, expectHead: taken.head });
+      const outcome = await runRedaction(deps.ctx.store, request, operator, { dryRun: false, expectHead: taken.head });
       if (outcome.record) return res.redirect(303, `/redactions/${outcome.id}`);
       previewPage(req, res, operator, request, outcome); // nothing matches any more: nothing was written
     } catch (error) {
       if (error instanceof StaleHeadError) {
         // The memory changed since the preview (an agent call landed): preview again, against it.
         res.status(409);
-        return previewPage(req, res, operator, request, await runRedaction(deps.ctx, request, operator, { dryRun: true }), true);
+        return previewPage(req, res, operator, request, await runRedaction(deps.ctx.store, request, operator, { dryRun: true }), true);
       }
-      if (!(error instanceof BadRequest)) throw error;
+      if (!(error instanceof InvalidRequestError)) throw error;
       res.status(400);
       formPage(req, res, operator, again, error.message);
     }

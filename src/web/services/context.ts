@@ -46,10 +46,10 @@ export async function entryFor(ctx: AuditContext, ref: string | undefined, kind:
     return await pointAt(ctx, ref === '' ? undefined : ref, kind);
   } catch (error) {
     if (error instanceof AmbiguousRefError || error instanceof InvalidPointError || error instanceof AmbiguousPointError) {
-      throw new BadRequest(error.message.replace(/^memgit: /, ''));
+      throw new BadRequest(error.detail);
     }
     if (error instanceof CommitNotFoundError) {
-      if (kind === 'any' || ref === undefined || ref === '') throw new NotFound(error.message.replace(/^memgit: /, ''));
+      if (kind === 'any' || ref === undefined || ref === '') throw new NotFound(error.detail);
       const what = kind === 'commit' ? 'commit' : 'call with tool_use id';
       throw new NotFound(`no ${what} ${JSON.stringify(ref)} in this store`);
     }

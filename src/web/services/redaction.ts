@@ -1,44 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import {
-  mask,
-  oneLine,
-  PREVIEW_ITEMS,
-  type PreviewItem,
-  ReadOnlyStoreError,
-  type RedactionOutcome,
-  type RedactionRecord,
-  RedactionRefusedError,
-  type RedactionTarget,
-  StaleHeadError,
-} from '../../store';
+import { MAX_REASON_LENGTH, MAX_REF_LENGTH, MAX_VALUE_LENGTH, REDACTION_KINDS, RedactionKind, RedactionRequest, requestField, shownTarget } from '../../operator/redaction';
+import { mask, oneLine, PREVIEW_ITEMS, type PreviewItem, type RedactionOutcome, type RedactionRecord } from '../../store';
 import { entryOf } from '../../history/points';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 
 /**
- * The redaction action of the UI and the pages over its audit log.
+ * The redaction action of the UI (its form, its preview, the previews waiting for confirmation) and the
+ * pages over its audit log. The request itself, and running it, is the operator floor's
+ * (src/operator/redaction.ts).
  *
  * What the operator types to match (a text or a regex) is a secret: it travels only in POST bodies (never
  * a URL), is never written back into a page (the preview shows each changed line with the match replaced
  * by the marker, and what it erases only masked), and between the preview and the confirmation it stays
  * on the server, bound to the operator's login session, under a random id the confirmation form carries.
  */
-
-export type RedactionKind = 'text' | 'regex' | 'path' | 'call';
-export const REDACTION_KINDS: readonly RedactionKind[] = ['text', 'regex', 'path', 'call'];
-/** Kinds whose value may be the secret itself: never echoed, never prefilled. */
-const SECRET_KINDS: readonly RedactionKind[] = ['text', 'regex'];
-
-const MAX_VALUE_LENGTH = 1000;
-const MAX_REF_LENGTH = 256;
-export const MAX_REASON_LENGTH = 200;
-
-export interface RedactionRequest {
-  kind: RedactionKind;
-  value: string;
-  reason: string;
-  from?: string;
-  to?: string;
-}
 
 /** The form's fields that may be shown again (a failed preview, a prefilled call): never text or regex. */
 export interface RedactionFormFields {
@@ -50,19 +25,11 @@ export interface RedactionFormFields {
   to: string;
 }
 
-function field(params: Record<string, unknown>, name: string, max: number): string {
-  const value = params[name];
-  if (value === undefined || value === '') return '';
-  if (typeof value !== 'string') throw new BadRequest(`${name} must be given once, as text`);
-  if (value.length > max) throw new BadRequest(`${name} is longer than ${max} characters`);
-  return value;
-}
-
 /** What the form may show again (from a query string or a posted form); a bad field is simply left empty. */
 export function formFields(params: Record<string, unknown>): RedactionFormFields {
   const safe = (name: string, max: number) => {
     try {
-      return field(params, name, max);
+      return requestField(params, name, max);
     } catch {
       return '';
     }
@@ -73,56 +40,6 @@ export function formFields(params: Record<string, unknown>): RedactionFormFields
   const kind: RedactionKind = (REDACTION_KINDS as readonly string[]).includes(asked) ? (asked as RedactionKind) : call ? 'call' : path ? 'path' : 'text';
   return { kind, path, call, reason: oneLine(safe('reason', MAX_REASON_LENGTH)), from: safe('from', MAX_REF_LENGTH), to: safe('to', MAX_REF_LENGTH) };
 }
-
-export function parseRedactionRequest(params: Record<string, unknown>): RedactionRequest {
-  const kind = field(params, 'kind', 16);
-  if (!(REDACTION_KINDS as readonly string[]).includes(kind)) throw new BadRequest(`say what to redact: kind must be one of ${REDACTION_KINDS.join(', ')}`);
-  const value = field(params, kind, kind === 'call' ? MAX_REF_LENGTH : MAX_VALUE_LENGTH);
-  if (value === '') throw new BadRequest(`the ${kind} to redact is empty`);
-  const reason = oneLine(field(params, 'reason', MAX_REASON_LENGTH));
-  if (reason === '') throw new BadRequest('a redaction needs a reason (it is recorded in the audit log)');
-  const from = field(params, 'from', MAX_REF_LENGTH) || undefined;
-  const to = field(params, 'to', MAX_REF_LENGTH) || undefined;
-  return { kind: kind as RedactionKind, value, reason, from, to };
-}
-
-function targetOf(request: RedactionRequest): RedactionTarget {
-  return { [request.kind]: request.value };
-}
-
-/** A store message with the secret (if the operator typed one) cut out, as a 400 for the page. */
-function refusal(request: RedactionRequest, message: string): BadRequest {
-  let text = message.replace(/^memgit: /, '').replace(/--(operator|reason)\b/g, '$1');
-  if (SECRET_KINDS.includes(request.kind)) text = text.split(request.value).join(`(the ${request.kind})`);
-  // A regex's syntax error quotes the pattern as /pattern/flags: drop that part whatever it holds.
-  if (request.kind === 'regex') text = text.replace(/Invalid regular expression: .*: /s, 'Invalid regular expression: ');
-  return new BadRequest(text);
-}
-
-/** Run (or with dryRun, preview) a redaction; the store's refusals become 400s without the secret in them. */
-export async function runRedaction(
-  ctx: AuditContext,
-  request: RedactionRequest,
-  operator: string,
-  options: { dryRun: boolean; expectHead?: string },
-): Promise<RedactionOutcome> {
-  try {
-    return await ctx.store.redact({
-      ...targetOf(request),
-      at: request.from || request.to ? { from: request.from, to: request.to } : undefined,
-      reason: request.reason,
-      operator,
-      dryRun: options.dryRun,
-      expectHead: options.expectHead,
-    });
-  } catch (error) {
-    if (error instanceof StaleHeadError) throw error;
-    if (error instanceof RedactionRefusedError || error instanceof ReadOnlyStoreError) throw refusal(request, error.message);
-    throw error;
-  }
-}
-
-export { StaleHeadError };
 
 /** A piece of a changed line as it will read: plain text, or the marker that replaces a match. */
 export interface LineSegment {
@@ -171,10 +88,6 @@ export interface RedactionPreview {
 
 /** Longest stretch of unchanged text shown on a preview line. */
 const MAX_SHOWN_LINE = 400;
-
-export function shownTarget(request: RedactionRequest): string {
-  return SECRET_KINDS.includes(request.kind) ? mask(request.value) : request.value;
-}
 
 /** The changed part of a line (common prefix and suffix dropped), masked. */
 function erasedPart(before: string, after: string): string {

@@ -1,0 +1,54 @@
+import { ERROR_CODES, type ErrorCode, MemgitError } from '../store';
+
+/**
+ * The audit UI's one table from error code to HTTP status, for its pages and their JSON twins alike
+ * (`{"error": message, "status": n}`). `null` is the documented default: 500, "Something went wrong while
+ * reading the store.", the error itself only in the log (internal failures name host paths).
+ */
+export const WEB_STATUS: Record<ErrorCode, number | null> = {
+  memgit_error: null,
+  invalid_tool_use: null,
+  store_closed: null,
+  commit_not_found: 404,
+  ambiguous_ref: 400,
+  not_a_store: null,
+  store_corrupt: null,
+  lock_timeout: null,
+  // A write to a store memgit may not write is a conflict with the store's state, said as such.
+  read_only_store: 409,
+  session_key_conflict: null,
+  rollback_refused: 400,
+  stale_head: 409,
+  redaction_refused: 400,
+  replication_refused: null,
+  replication_stopped: null,
+  point_not_found: 404,
+  invalid_point: 400,
+  ambiguous_point: 400,
+  path_not_found: 404,
+  invalid_filter: 400,
+  import_refused: null,
+  import_failed: null,
+  store_in_use: null,
+  invalid_request: 400,
+  unknown_action: 404,
+  store_not_found: null,
+  invalid_store_id: null,
+  store_id_taken: null,
+  queue_full: null,
+  store_full: null,
+  quota_exceeded: null,
+  registry_closed: null,
+  key_invalid: null,
+  unsafe_root: null,
+  http_tool_failed: null,
+};
+
+/** The status and message a coded error answers with, or null for the default (500, logged). */
+export function webAnswer(error: unknown): { status: number; message: string } | null {
+  if (!(error instanceof MemgitError)) return null;
+  const status = WEB_STATUS[error.code];
+  return status === null ? null : { status, message: error.detail };
+}
+
+export { ERROR_CODES };

@@ -1,0 +1,95 @@
+/**
+ * Errors with codes: every error class the package exports extends MemgitError and carries a stable code
+ * from ERROR_CODES (each its own); every code is some class's; each edge answers every code from its one
+ * table (or says, with null, that its documented default answers it); docs/library.md lists every code;
+ * and no edge strips a `memgit: ` prefix off a message: they show `detail`.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as memgit from '../src';
+import { exitCodeOf, EXIT_CODES } from '../src/cli/errors';
+import { MCP_ANSWERS, mcpRefusal, refusalText } from '../src/mcp/errors';
+import { InvalidRequestError, UnknownActionError } from '../src/operator/errors';
+import { HTTP_ANSWERS, httpErrorOf } from '../src/server/errors';
+import { ERROR_CODES, MemgitError } from '../src/store/errors';
+import { WEB_STATUS, webAnswer } from '../src/web/errors';
+import { REPO_ROOT } from './support/dist';
+
+type ErrorClass = (new (...args: never[]) => Error) & { code?: string };
+
+const exported = (Object.entries(memgit) as Array<[string, unknown]>).filter(
+  (entry): entry is [string, ErrorClass] => typeof entry[1] === 'function' && (entry[1] as ErrorClass).prototype instanceof Error,
+);
+
+it('finds the error classes the package exports', () => {
+  expect(exported.map(([name]) => name)).toEqual(expect.arrayContaining(['MemgitError', 'PointNotFoundError', 'StoreNotFoundError', 'KeyError', 'HttpMemoryToolError', 'InvalidFilterError']));
+  expect(exported.length).toBeGreaterThan(30);
+});
+
+it('every exported error class extends MemgitError and has its own code', () => {
+  const codes = new Map<string, string>();
+  for (const [name, Class] of exported) {
+    expect([name, Class === MemgitError || Class.prototype instanceof MemgitError]).toEqual([name, true]);
+    expect([name, (ERROR_CODES as readonly string[]).includes(Class.code!)]).toEqual([name, true]);
+    // The instance says the same as its class.
+    expect((Object.create(Class.prototype) as MemgitError).code).toBe(Class.code);
+    expect([name, codes.get(Class.code!)]).toEqual([name, undefined]);
+    codes.set(Class.code!, name);
+  }
+  // And every code is some class's (the operator's two are answered by the edges, not exported).
+  for (const Class of [InvalidRequestError, UnknownActionError]) codes.set(Class.code, Class.name);
+  expect([...codes.keys()].sort()).toEqual([...ERROR_CODES].sort());
+});
+
+it('an error keeps its class, its code and its message; detail is the message without "memgit: "', () => {
+  const error = new memgit.PointNotFoundError('HEAD~9', 'memgit: HEAD~9 goes back further than the first commit');
+  expect(error).toBeInstanceOf(memgit.CommitNotFoundError);
+  expect([error.code, error.name, error.message, error.detail]).toEqual([
+    'point_not_found',
+    'PointNotFoundError',
+    'memgit: HEAD~9 goes back further than the first commit',
+    'HEAD~9 goes back further than the first commit',
+  ]);
+  const busy = new memgit.QueueFullError('acme-1', 3);
+  expect([busy.code, busy.detail]).toEqual(['queue_full', busy.message]);
+});
+
+it("each edge's table answers every code (null: the edge's documented default)", () => {
+  const codes = [...ERROR_CODES].sort();
+  for (const table of [WEB_STATUS, HTTP_ANSWERS, MCP_ANSWERS, EXIT_CODES]) expect(Object.keys(table).sort()).toEqual(codes);
+});
+
+it('the tables answer as the edges always did', () => {
+  const busy = new memgit.QueueFullError('acme-1', 3);
+  const http = httpErrorOf(busy)!;
+  expect([http.status, http.type, http.headers['Retry-After']]).toEqual([503, 'overloaded_error', '3']);
+  expect(httpErrorOf(new memgit.ReadOnlyStoreError())!.message).toMatch(/^this store is a read-only clone .*; nothing was changed$/);
+  expect(httpErrorOf(new memgit.StoreCorruptError('memgit: HEAD of /home/u/s does not resolve'))).toBeNull();
+  expect(webAnswer(new memgit.CommitNotFoundError('x'))).toEqual({ status: 404, message: 'no commit or tool_use id "x" in this store' });
+  expect(webAnswer(new memgit.StoreCorruptError('memgit: broken'))).toBeNull();
+  expect(mcpRefusal(new memgit.StoreNotFoundError('acme-1'))).toEqual({ message: 'the memory store does not exist.', absent: true });
+  expect(refusalText(mcpRefusal(new memgit.LockTimeoutError('/x/.git/memgit.lock', 10))!)).toBe(
+    'Error: the memory store is busy (another writer held it too long). Nothing was written; try again.',
+  );
+  expect(exitCodeOf('invalid_point')).toBe(64);
+  expect(exitCodeOf('commit_not_found')).toBe(1);
+});
+
+it('docs/library.md lists every code in its errors table', () => {
+  const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'library.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Errors'), doc.indexOf('## Everything else'));
+  for (const code of ERROR_CODES) expect([code, section.includes(`\`${code}\``)]).toEqual([code, true]);
+});
+
+it('no source file strips a "memgit: " prefix off a message (edges show detail)', () => {
+  const offenders: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/\.m?ts$/.test(entry.name) && /replace\(\/\^memgit: \//.test(fs.readFileSync(full, 'utf8'))) offenders.push(path.relative(REPO_ROOT, full));
+    }
+  };
+  walk(path.join(REPO_ROOT, 'src'));
+  expect(offenders).toEqual([]);
+});
