@@ -47,7 +47,6 @@ import { ChainStep, WriteProtocol } from './write-protocol';
 // (src/index.ts and the edges import them from the front door, index.ts).
 export type { Author, CommitStep, ExecuteContext, ExecuteOptions, ExecutionReport, MemoryToolUse, StoreOptions, ToolResult } from './types';
 export { DEFAULT_AUTHOR, DEFAULT_MAX_FILE_BYTES } from './options';
-export { asMemoryToolUse } from './sdk-tool';
 
 /**
  * A memory store: a git repository whose `memories/` tree is Claude's `/memories`.
