@@ -2,7 +2,7 @@
  * memgit's public API: `import { MemoryStore } from 'memgit'` (this file for CommonJS; index.mts re-exports
  * it for ES modules). The package exports only its root: everything public is named here.
  */
-export { MemoryStore, DEFAULT_AUTHOR, DEFAULT_MAX_FILE_BYTES } from './store/memory-store';
+export { MemoryStore, DEFAULT_AUTHOR, DEFAULT_MAX_FILE_BYTES } from './store';
 export type {
   Author,
   StoreOptions,
@@ -11,11 +11,11 @@ export type {
   ExecuteContext,
   ExecuteOptions,
   ExecutionReport,
-} from './store/memory-store';
-export type { MemoryToolOptions, MemoryToolCallHook, RunnableMemoryTool } from './store/memory-tool';
+} from './store';
+export type { MemoryToolOptions, MemoryToolCallHook, RunnableMemoryTool } from './store';
 export type { HistoryEntry } from './history/entry';
-export type { TimelineRecord, TimelineEvent, NewTimelineEvent, EventAnchor } from './store/timeline';
-export type { ClientInfo, CommitMeta } from './store/commit-message';
+export type { TimelineRecord, TimelineEvent, NewTimelineEvent, EventAnchor } from './store';
+export type { ClientInfo, CommitMeta } from './store';
 export {
   MemgitError,
   InvalidToolUseError,
@@ -37,13 +37,13 @@ export {
   PathNotFoundError,
   SessionKeyError,
   ERROR_CODES,
-} from './store/errors';
-export type { ErrorCode } from './store/errors';
-export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store/rollback';
-export { newSessionId } from './store/session-id';
-export { importMemoryDir, ImportFailedError, ImportRefusedError } from './store/import';
-export type { ImportOptions, ImportReport } from './store/import';
-export { StoreInUseError } from './store/holders';
+} from './store';
+export type { ErrorCode } from './store';
+export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store';
+export { newSessionId } from './store';
+export { importMemoryDir, ImportFailedError, ImportRefusedError } from './store';
+export type { ImportOptions, ImportReport } from './store';
+export { StoreInUseError } from './store';
 export { listCalls } from './history/calls';
 export { historyContext } from './history/context';
 export type { HistoryContext } from './history/context';

@@ -6,8 +6,9 @@ import type {
   BetaMessageParam,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { isValidId } from '../contract/paths';
-import type { ExecutionReport, MemoryStore } from '../store/memory-store';
-import type { ContextClearedEvent, EventAnchor, NewTimelineEvent } from '../store/timeline';
+import { historyContext } from '../history/context';
+import { sessionCommits } from '../history/sessions';
+import type { ContextClearedEvent, EventAnchor, ExecutionReport, MemoryStore, NewTimelineEvent } from '../store';
 import { type ContextEvent, formatContextEvent, formatMemoryCall, type MemoryCall } from '../terminal/calls';
 
 // The lines a terminal shows for calls and context events are the terminal floor's (the CLI prints them too).
@@ -134,7 +135,7 @@ export class ChatSession {
     const { client, store, session } = this.options;
     const stream = this.options.stream ?? true;
     // A continued session (--session) already has calls: later events come after its last one.
-    const earlier = store.history.bySession(session).at(-1);
+    const earlier = sessionCommits(historyContext(store), session).at(-1);
     const anchor = (this.anchor ??= { afterCommit: earlier?.commit ?? null, afterToolUseId: earlier?.toolUseId ?? null });
     const tool = store.memoryTool({ session }, (report, input) => {
       const call = describeCall(report, input);

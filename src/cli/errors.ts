@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../store/errors';
+import type { ErrorCode } from '../store';
 import { EXIT_ERROR, EXIT_USAGE } from './options';
 
 /**

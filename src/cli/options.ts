@@ -1,12 +1,10 @@
 import * as path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { resolvePath } from '../contract/paths';
-import { findEnclosingStore } from '../store/discover';
-import { CommitNotFoundError } from '../store/errors';
+import { CommitNotFoundError, findEnclosingStore, MemoryStore, StoreOptions } from '../store';
 import { historyContext } from '../history/context';
 import type { HistoryEntry } from '../history/entry';
 import { pointAt } from '../history/points';
-import { MemoryStore, StoreOptions } from '../store/memory-store';
 
 /** Options shared by every command that opens a store, registered in one place. */
 

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { MemgitError } from '../store/errors';
+import { MemgitError } from '../store';
 import { COMMANDS } from './commands';
 import { exitCodeOf } from './errors';
 import { helpSettings, MemgitCommand } from './help-format';

@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { isValidId } from '../contract/paths';
-import { ReadOnlyStoreError } from '../store/errors';
-import type { RollbackOptions, RollbackOutcome } from '../store/rollback';
+import { ReadOnlyStoreError, type RollbackOptions, type RollbackOutcome } from '../store';
 import { EXIT_ERROR } from './options';
 
 /** What the four rollback commands share: their options and how an outcome is printed. */

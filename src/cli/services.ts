@@ -1,4 +1,4 @@
-import type { MemoryStore } from '../store/memory-store';
+import type { MemoryStore } from '../store';
 import type { ContextEvent, MemoryCall } from '../terminal/calls';
 
 /**

@@ -1,7 +1,5 @@
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
-import { MemgitError, type ErrorCode } from '../store/errors';
-import type { ToolResult } from '../store/memory-store';
-import { runnableMemoryTool, type RunnableMemoryTool, type ToolErrorClass } from '../store/memory-tool';
+import { type ErrorCode, MemgitError, runnableMemoryTool, type RunnableMemoryTool, type ToolErrorClass, type ToolResult } from '../store';
 
 /**
  * The memory tool of a remote store, over `memgit server`'s HTTP API: the same runnable tool as

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { createMcpHttpHandler, type McpTarget } from '../mcp/http';
 import type { StoreAccess } from '../mcp/store-access';
 import type { ServerAppOptions } from '../server/app';
-import type { MemoryStore } from '../store/memory-store';
+import type { MemoryStore } from '../store';
 import type { KeyInfo } from '../tenancy/keys';
 import { StoreNotFoundError } from '../tenancy/registry';
 

@@ -2,7 +2,7 @@ import { newOperatorToken, tokenProblem } from '../operator/token';
 import type { ServerAppOptions, StoreUi } from '../server/app';
 import { DEFAULT_BODY_BUDGET } from '../server/body-budget';
 import { RunningMemgitServer, startServer, StartServerOptions } from '../server/server';
-import { CacheBudget } from '../store/cache-budget';
+import { CacheBudget } from '../store';
 import { SERVER_DEFAULTS } from './limits';
 import { mcpMount } from './mcp-mount';
 import { storeUi } from './store-ui';

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import express, { RequestHandler } from 'express';
 import type { StoreUi } from '../server/app';
-import type { CacheBudget } from '../store/cache-budget';
+import type { CacheBudget } from '../store';
 import { createApp, createViews, findViewsDir } from '../web/app';
 import { operatorRoutes } from '../web/routes/operator';
 import { hostCheck, securityHeaders } from '../web/security';

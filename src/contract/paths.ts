@@ -4,7 +4,10 @@
  */
 import type { RelPath } from './types';
 
+/** The memory as the model names it: every memory path is `/memories` or a path below it. */
 export const MEMORY_ROOT = '/memories';
+/** The same folder in the store's git repository, without the slash (`/memories/a.md` is `memories/a.md` there). */
+export const MEMORY_REPO_ROOT = MEMORY_ROOT.slice(1);
 
 export type ResolvedPath =
   /** `asGiven` is the caller's spelling, which the result texts echo. */

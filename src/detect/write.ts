@@ -1,4 +1,4 @@
-import { applyEdits, DEFAULT_CONTRACT_OPTIONS, MemoryTree, runCommand, toVirtual } from '../contract';
+import { applyEdits, DEFAULT_CONTRACT_OPTIONS, MEMORY_ROOT, MemoryTree, runCommand, toVirtual } from '../contract';
 import type { CommandOutcome, MemoryReader, RelPath } from '../contract/types';
 import type { FileChange, ProposedWrite } from './types';
 
@@ -38,7 +38,7 @@ export async function proposedWrite(outcome: CommandOutcome, reader: MemoryReade
     }
     // A move changes no text: what it adds is the new path, which the detectors read from `newPath`.
   }
-  return { command, path: outcome.path ?? '/memories', ...(outcome.newPath ? { newPath: outcome.newPath } : {}), files };
+  return { command, path: outcome.path ?? MEMORY_ROOT, ...(outcome.newPath ? { newPath: outcome.newPath } : {}), files };
 }
 
 export class ProposalRefused extends Error {

@@ -1,4 +1,4 @@
-import type { BudgetSlot, CacheBudget } from '../store/cache-budget';
+import type { BudgetSlot, CacheBudget } from '../store';
 import type { BlameState } from '../store/history-index/blame-step';
 
 /**

@@ -1,6 +1,5 @@
-import type { CallEntry } from '../store/call-log';
+import type { CallEntry, MemoryStore } from '../store';
 import type { HistoryEntry } from '../store/history-index';
-import type { MemoryStore } from '../store/memory-store';
 import { callRecord, CallRecord } from './records';
 
 /**

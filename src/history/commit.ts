@@ -1,7 +1,6 @@
-import { fileDiffs, FileDiff, unifiedDiff } from '../store/commit-diff';
+import { fileDiffs, FileDiff, unifiedDiff } from '../store/history-index/file-diffs';
 import type { HistoryEntry } from '../store/history-index/entry';
 import { commitLineCounts, FileFact } from '../store/history-index/facts';
-import { rewrittenFrom as rewrittenFromRedaction } from '../store/redaction';
 import type { HistoryContext } from './context';
 import { revertedBy } from './reverts';
 
@@ -63,7 +62,7 @@ export async function commitMessage(ctx: HistoryContext, entry: HistoryEntry): P
 
 /** When `ref` named this commit by its id from before a redaction: that id and the redaction; else null. */
 export function rewrittenFrom(ctx: HistoryContext, ref: string, commit: string): Promise<{ old: string; redaction: string } | null> {
-  return rewrittenFromRedaction(ctx.store.redaction(), ref, commit);
+  return ctx.store.redactionLog().rewrittenFrom(ref, commit);
 }
 
 /** The commits that undid this one (revert, restore, rollback-session, reset), oldest first. */

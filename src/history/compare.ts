@@ -1,8 +1,8 @@
 import { diffLines } from 'diff';
-import { blobText, FileDiff, isMemoryFile, unifiedTextDiff } from '../store/commit-diff';
+import { MEMORY_ROOT } from '../contract/paths';
+import { blobText, FileDiff, isMemoryFile, unifiedTextDiff } from '../store/history-index/file-diffs';
 import type { HistoryEntry, HistoryIndex } from '../store/history-index';
-import type { MemoryStore } from '../store/memory-store';
-import { readMemoryFiles } from '../store/rollback/memory-state';
+import { type MemoryStore, readMemoryFiles } from '../store';
 
 /**
  * The memory at one point against the memory at another (`memgit diff`, the UI's compare view): every
@@ -28,7 +28,7 @@ export interface Comparison {
   files: ComparedFile[];
 }
 
-export async function compareMemory(store: MemoryStore, from: HistoryEntry, to: HistoryEntry, virtualPath = '/memories'): Promise<Comparison> {
+export async function compareMemory(store: MemoryStore, from: HistoryEntry, to: HistoryEntry, virtualPath = MEMORY_ROOT): Promise<Comparison> {
   const prefix = virtualPath.slice(1);
   const within = (p: string) => isMemoryFile(p) && (p === prefix || p.startsWith(`${prefix}/`));
   const [before, after] = await Promise.all([

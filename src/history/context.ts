@@ -1,6 +1,5 @@
-import type { CacheBudget } from '../store/cache-budget';
-import type { MemoryStore } from '../store/memory-store';
-import { blobText } from '../store/commit-diff';
+import type { CacheBudget, MemoryStore } from '../store';
+import { blobText } from '../store/history-index/file-diffs';
 import type { BlameState } from '../store/history-index/blame-step';
 import { blameStateBytes, HISTORY_CACHE_BUDGETS, LruCache, stringBytes } from './cache';
 

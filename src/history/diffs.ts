@@ -14,8 +14,8 @@ export {
   unifiedDiff,
   unifiedTextDiff,
   unifiedTextDiffWithin,
-} from '../store/commit-diff';
-export type { FileDiff } from '../store/commit-diff';
+} from '../store/history-index/file-diffs';
+export type { FileDiff } from '../store/history-index/file-diffs';
 export { beyondEditLength, DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH, lineChangeCounts, splitLines } from '../store/history-index/line-stats';
 export type { LineCounts } from '../store/history-index/line-stats';
 export { commitLineCounts } from '../store/history-index/facts';

@@ -4,4 +4,4 @@
  * (src/store/history-index/), which only src/history/ reads.
  */
 export type { HistoryEntry } from '../store/history-index/entry';
-export type { FileChange } from '../store/objects';
+export type { FileChange } from '../store';

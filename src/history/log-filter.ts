@@ -1,6 +1,5 @@
-import { resolvePath } from '../contract/paths';
-import { type ErrorCode, InvalidPointError, MemgitError } from '../store/errors';
-import { impossibleDate, isIsoTime, parseIsoTime } from '../store/points';
+import { MEMORY_ROOT, resolvePath } from '../contract/paths';
+import { type ErrorCode, impossibleDate, InvalidPointError, isIsoTime, MemgitError, parseIsoTime } from '../store';
 import { toVirtualPrefix } from './paths';
 
 /**
@@ -122,13 +121,13 @@ export function parseLogFilter(input: LogFilterInput, options: ParseOptions): Lo
     if (options.paths === 'relative') filter.path = toVirtualPrefix(path);
     else {
       const resolved = resolvePath(path);
-      if (!resolved.ok) refuse('path', `must be a /memories path: ${resolved.error.replace(/^Error: /, '')}`);
+      if (!resolved.ok) refuse('path', `must be a ${MEMORY_ROOT} path: ${resolved.error.replace(/^Error: /, '')}`);
       else filter.path = resolved.virtual;
     }
   }
   if (flag('follow', 'follow the file through its renames')) {
     if (filter.path === undefined) refuse('follow', `needs ${name('path')} naming a file`);
-    if (filter.path === '/memories') refuse('follow', `follows one file; ${name('path')} /memories is the whole memory`);
+    if (filter.path === MEMORY_ROOT) refuse('follow', `follows one file; ${name('path')} ${MEMORY_ROOT} is the whole memory`);
     filter.follow = true;
   }
 

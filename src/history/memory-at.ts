@@ -1,8 +1,7 @@
-import { blobText, isMemoryFile } from '../store/commit-diff';
-import { PathNotFoundError } from '../store/errors';
+import { MEMORY_ROOT } from '../contract/paths';
+import { blobText, isMemoryFile } from '../store/history-index/file-diffs';
+import { FILE_MODE, KEEP_FILE, listFiles, PathNotFoundError } from '../store';
 import type { HistoryEntry } from '../store/history-index/entry';
-import { FILE_MODE, listFiles } from '../store/objects';
-import { KEEP_FILE } from '../store/tree-draft';
 import { HistoryContext, sizeOf } from './context';
 import { describePoint } from './points';
 
@@ -46,7 +45,7 @@ export async function readFileAt(ctx: HistoryContext, virtualPath: string, at: H
   const entry = await ctx.store.objects.entryAt(await ctx.store.commitTree(at.commit), virtualPath.slice(1));
   const where = `at ${describePoint(at)}`;
   if (!entry || (options.plainOnly && entry.type === 'blob' && entry.mode !== FILE_MODE)) throw new PathNotFoundError(`memgit: ${virtualPath} does not exist ${where}`);
-  if (entry.type !== 'blob' || virtualPath === '/memories') throw new PathNotFoundError(`memgit: ${virtualPath} is a directory ${where} (memgit ls lists it)`);
+  if (entry.type !== 'blob' || virtualPath === MEMORY_ROOT) throw new PathNotFoundError(`memgit: ${virtualPath} is a directory ${where} (memgit ls lists it)`);
   const text = await blobText(ctx.store.objects, entry.oid);
   return { text, oid: entry.oid, size: Buffer.byteLength(text, 'utf8') };
 }

@@ -1,6 +1,5 @@
-import { PointNotFoundError } from '../store/errors';
+import { PointNotFoundError, type RefKind } from '../store';
 import type { HistoryEntry } from '../store/history-index/entry';
-import type { RefKind } from '../store/resolve-ref';
 import type { HistoryContext } from './context';
 
 /**
@@ -11,8 +10,8 @@ import type { HistoryContext } from './context';
  * says so in its own terms.
  */
 
-export type { RefKind } from '../store/resolve-ref';
-export { isIsoTime, parseIsoTime } from '../store/points';
+export type { RefKind } from '../store';
+export { isIsoTime, parseIsoTime } from '../store';
 
 /** The commit a point names (`kind` restricts it to commits or calls), or HEAD when none is given. */
 export async function pointAt(ctx: HistoryContext, ref: string | undefined, kind: RefKind = 'any'): Promise<HistoryEntry> {

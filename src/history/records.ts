@@ -1,6 +1,6 @@
-import { isMemoryFile } from '../store/commit-diff';
+import { isMemoryFile } from '../store/history-index/file-diffs';
 import type { HistoryEntry } from '../store/history-index/entry';
-import type { CallEntry } from '../store/call-log';
+import type { CallEntry } from '../store';
 import type { HistoryContext } from './context';
 
 /**

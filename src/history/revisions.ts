@@ -1,7 +1,7 @@
-import { fileDiffs } from '../store/commit-diff';
+import { fileDiffs } from '../store/history-index/file-diffs';
 import type { HistoryIndex } from '../store/history-index';
 import type { HistoryEntry } from '../store/history-index/entry';
-import { currentPathOf } from '../store/rollback';
+import { currentPathOf } from '../store';
 import type { HistoryContext } from './context';
 
 /** One file through time: its revisions up to a commit, following renames back (index lookups only). */

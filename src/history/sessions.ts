@@ -1,9 +1,8 @@
 import { isNewId } from '../contract/ids';
-import type { CallEntry } from '../store/call-log';
-import { FileDiff, isMemoryFile } from '../store/commit-diff';
+import type { CallEntry, TimelineRecord } from '../store';
+import { FileDiff, isMemoryFile } from '../store/history-index/file-diffs';
 import type { HistoryIndex } from '../store/history-index';
 import type { HistoryEntry } from '../store/history-index/entry';
-import type { TimelineRecord } from '../store/timeline';
 import { HistoryContext, remembered } from './context';
 import { SessionRecord, sessionRecord } from './records';
 import { revertedBy } from './reverts';

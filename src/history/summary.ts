@@ -13,6 +13,11 @@ export function historySummary(ctx: HistoryContext): HistorySummary {
   return { commits: history.size, sessions: history.sessions().length, head: history.head ?? null };
 }
 
+/** How many calls (tool_use ids) wrote a commit: the agents' writes, not operators' commits or the first one. */
+export function committedCallCount(ctx: HistoryContext): number {
+  return ctx.store.history.all().filter((e) => e.toolUseId !== undefined).length;
+}
+
 /**
  * A store indexed cold (just cloned, or an index of an older format) has no line counts and sizes yet:
  * answers compute the ones they need on demand, and this pass computes the rest in the background.

@@ -1,4 +1,4 @@
-import { isMemoryFile } from '../store/commit-diff';
+import { isMemoryFile } from '../store/history-index/file-diffs';
 import type { HistoryEntry } from '../store/history-index';
 
 /**

@@ -1,4 +1,4 @@
-import { type ErrorCode, MemgitError } from '../store/errors';
+import { type ErrorCode, MemgitError } from '../store';
 
 /**
  * MCP's one table from error code to what the client is told: a tool call's error result reads

@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { MemoryStore } from '../store/memory-store';
+import type { MemoryStore } from '../store';
 import { newMcpSessionId } from './ids';
 import { createMemoryMcpServer } from './server';
 import type { StoreAccess } from './store-access';

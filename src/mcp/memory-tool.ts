@@ -4,8 +4,7 @@
  * tool_use does, so the result texts are the contract's, byte for byte.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientInfo } from '../store/commit-message';
-import type { ExecutionReport, MemoryStore } from '../store/memory-store';
+import type { ClientInfo, ExecutionReport, MemoryStore } from '../store';
 import { newMcpCallId } from './ids';
 import { mcpRefusal, refusalText } from './errors';
 import type { StoreAccess } from './store-access';

@@ -6,13 +6,12 @@
  * `memgit cat` read them.
  */
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
-import { resolvePath, toVirtual } from '../contract/paths';
+import { MEMORY_ROOT, resolvePath, toVirtual } from '../contract/paths';
 import type { RelPath } from '../contract/types';
 import { historyContext, sizeOf } from '../history/context';
 import { memoryFilesAt, readFileAt } from '../history/memory-at';
 import { currentHead } from '../history/points';
-import { PathNotFoundError } from '../store/errors';
-import type { MemoryStore } from '../store/memory-store';
+import { type MemoryStore, PathNotFoundError } from '../store';
 import { INVALID_PARAMS, protocolError, RESOURCE_NOT_FOUND } from './protocol-error';
 
 export const RESOURCE_SCHEME = 'memory://';
@@ -50,7 +49,7 @@ function bySegments(a: string[], b: string[]): number {
 async function listFiles(store: MemoryStore): Promise<Array<{ rel: RelPath; size: number }>> {
   const ctx = historyContext(store);
   const files = (await memoryFilesAt(ctx, await currentHead(ctx)))
-    .map((file) => ({ ...file, segments: file.path.slice('/memories/'.length).split('/') }))
+    .map((file) => ({ ...file, segments: file.path.slice(MEMORY_ROOT.length + 1).split('/') }))
     .filter((file) => !file.segments.some((name) => name.startsWith('.')))
     .sort((a, b) => bySegments(a.segments, b.segments));
   const listed: Array<{ rel: RelPath; size: number }> = [];

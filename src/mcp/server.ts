@@ -17,7 +17,7 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isValidId } from '../contract/paths';
-import type { MemoryStore } from '../store/memory-store';
+import type { MemoryStore } from '../store';
 import { callMemoryTool, MEMORY_TOOL, MEMORY_TOOL_NAME } from './memory-tool';
 import { INTERNAL_ERROR, INVALID_PARAMS, protocolError } from './protocol-error';
 import { listMemoryResources, readMemoryResource } from './resources';

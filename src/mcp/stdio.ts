@@ -1,6 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { MemoryStore } from '../store/memory-store';
+import type { MemoryStore } from '../store';
 import { newMcpSessionId } from './ids';
 import { createMemoryMcpServer } from './server';
 

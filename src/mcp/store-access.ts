@@ -1,4 +1,4 @@
-import type { MemoryStore } from '../store/memory-store';
+import type { MemoryStore } from '../store';
 
 /** What a task on the store is, as far as reaching the store goes. */
 export interface StoreUse {

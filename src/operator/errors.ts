@@ -1,4 +1,4 @@
-import { MemgitError, type ErrorCode } from '../store/errors';
+import { MemgitError, type ErrorCode } from '../store';
 
 /** A request an operator sent (a form, a JSON body) that is malformed: a missing or overlong field, a bad kind. */
 export class InvalidRequestError extends MemgitError {

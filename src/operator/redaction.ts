@@ -1,8 +1,4 @@
-import { oneLine } from '../store/commit-message';
-import { ReadOnlyStoreError, RedactionRefusedError } from '../store/errors';
-import { mask } from '../store/flags/personal-data';
-import type { MemoryStore } from '../store/memory-store';
-import type { RedactionOutcome, RedactionTarget } from '../store/redaction';
+import { mask, type MemoryStore, oneLine, ReadOnlyStoreError, type RedactionOutcome, RedactionRefusedError, type RedactionTarget } from '../store';
 import { InvalidRequestError } from './errors';
 import { MAX_REASON_LENGTH } from './rollback';
 

@@ -1,8 +1,5 @@
-import { oneLine } from '../store/commit-message';
-import { ReadOnlyStoreError, StaleHeadError } from '../store/errors';
+import { type MemoryStore, oneLine, ReadOnlyStoreError, type RollbackBudget, type RollbackFileDiff, type RollbackOptions, type RollbackOutcome, StaleHeadError } from '../store';
 import { DIFF_MAX_EDIT_LENGTH } from '../history/diffs';
-import type { MemoryStore } from '../store/memory-store';
-import type { RollbackBudget, RollbackFileDiff, RollbackOptions, RollbackOutcome } from '../store/rollback';
 import { InvalidRequestError, UnknownActionError } from './errors';
 
 /**

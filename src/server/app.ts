@@ -4,9 +4,7 @@ import express, { Express, NextFunction, Request, RequestHandler, Response } fro
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import { rollbackRequest } from '../operator/rollback';
-import { MemgitError, NotAStoreError, StoreClosedError } from '../store/errors';
-import { asMemoryToolUse, MemoryStore } from '../store/memory-store';
-import { listRemotes, replicationStatus } from '../store/replication';
+import { asMemoryToolUse, listRemotes, MemgitError, MemoryStore, NotAStoreError, replicationStatus, StoreClosedError } from '../store';
 import { KeyInfo, keyMatchesStore, Scope } from '../tenancy/keys';
 import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry, StoreSummary } from '../tenancy/registry';
 import { InvalidStoreIdError } from '../tenancy/store-id';

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { type ErrorCode, MemgitError } from '../store/errors';
+import { type ErrorCode, MemgitError } from '../store';
 
 /** An error answer of the API: a status, a stable type and a message meant for people; never a stack. */
 export class HttpError extends Error {

@@ -86,7 +86,7 @@ export class CallLog {
   /**
    * Append everything buffered. Synchronously: a few hundred bytes into the page cache (no fsync), in
    * order by construction, and done before anything else runs, so that a write's acknowledgement does
-   * not wait for the thread pool behind the working-tree work that follows it (see withWriteLock).
+   * not wait for the thread pool behind the working-tree work that follows it (see WriteProtocol.run).
    */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);

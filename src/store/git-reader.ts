@@ -1,11 +1,10 @@
+import { MEMORY_REPO_ROOT } from '../contract/paths';
 import type { DirEntry, MemoryReader, NodeKind, RelPath } from '../contract/types';
 import { FILE_MODE, ObjectStore, TreeEntry } from './objects';
 
-/** The memory root inside the repository: `/memories/a.md` is the repository path `memories/a.md`. */
-export const MEMORY_ROOT = 'memories';
-
+/** The repository path of a memory path relative to `/memories` (`a.md` is `memories/a.md`). */
 export function toRepoPath(rel: RelPath): string {
-  return rel === '' ? MEMORY_ROOT : `${MEMORY_ROOT}/${rel}`;
+  return rel === '' ? MEMORY_REPO_ROOT : `${MEMORY_REPO_ROOT}/${rel}`;
 }
 
 /** Virtual `/memories/...` path of a repository path under the memory root. */

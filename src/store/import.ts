@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MEMORY_ROOT as VIRTUAL_ROOT, resolvePath, utf8ByteLength } from '../contract/paths';
+import { MEMORY_REPO_ROOT, MEMORY_ROOT, resolvePath, utf8ByteLength } from '../contract/paths';
 import { MemgitError, type ErrorCode } from './errors';
-import { MEMORY_ROOT, toRepoPath } from './git-reader';
+import { toRepoPath } from './git-reader';
 import type { CommitStep, MemoryStore } from './memory-store';
 import { FILE_MODE } from './objects';
 import { isKeep, normaliseKeeps, readMemoryFiles, writeMemoryTree } from './rollback/memory-state';
@@ -101,7 +101,7 @@ export async function importMemoryDir(store: MemoryStore, dir: string, options: 
       const fresh = await checkAgainst(store, files, candidates);
       if (fresh.length === 0) return { steps: [], value: fresh };
       const keepOid = await store.objects.hashBlob(new Uint8Array(0));
-      let previous = (await store.objects.entryAt(await store.commitTree(now), MEMORY_ROOT))?.oid ?? null;
+      let previous = (await store.objects.entryAt(await store.commitTree(now), MEMORY_REPO_ROOT))?.oid ?? null;
       const steps: CommitStep[] = [];
       const groups = options.single ? [fresh] : fresh.map((c) => [c]);
       for (const group of groups) {
@@ -155,11 +155,11 @@ function collect(source: string, maxFileBytes: number, skipped: ImportReport['sk
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
     } catch (error) {
-      unreadable(rel ? `${VIRTUAL_ROOT}/${rel}/` : `${VIRTUAL_ROOT}/`, error);
+      unreadable(rel ? `${MEMORY_ROOT}/${rel}/` : `${MEMORY_ROOT}/`, error);
     }
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const relPath = rel ? `${rel}/${entry.name}` : entry.name;
-      const shown = `${VIRTUAL_ROOT}/${relPath}`;
+      const shown = `${MEMORY_ROOT}/${relPath}`;
       const resolved = resolvePath(shown);
       if (!resolved.ok) {
         skipped.push({ path: shown, reason: resolved.error.replace(/^Error: /, '') });

@@ -52,3 +52,9 @@ export async function configureRepository(durableFs: DurableFs, dir: string, git
     await durableFs.writeFile(excludeFile, `${current}${prefix}${missing.join('\n')}\n`);
   }
 }
+
+/** A boolean setting of the store's config (`memgit.readonly`, `memgit.flagpersonaldata`): true only when set to true. */
+export async function configFlag(gitFs: DurableFs['gitFs'], gitdir: string, key: string): Promise<boolean> {
+  const value: unknown = await git.getConfig({ fs: gitFs, gitdir, path: key }).catch(() => undefined);
+  return value === true || value === 'true';
+}

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MEMORY_REPO_ROOT } from '../contract/paths';
 import { DIR_MODE, DurableFs, syncDir } from './durable-fs';
 import { NotAStoreError } from './errors';
 
@@ -71,7 +72,7 @@ export async function writeMarker(durableFs: DurableFs, dir: string): Promise<vo
  * is the user's and left alone.
  */
 export async function tightenPermissions(dir: string): Promise<number> {
-  const probes = ['', '.git', '.git/config', '.git/HEAD', '.git/hooks', '.git/objects', '.git/refs', '.git/refs/heads', '.git/memgit', 'memories'];
+  const probes = ['', '.git', '.git/config', '.git/HEAD', '.git/hooks', '.git/objects', '.git/refs', '.git/refs/heads', '.git/memgit', MEMORY_REPO_ROOT];
   let open = false;
   for (const probe of probes) {
     const stat = await fs.promises.lstat(path.join(dir, probe)).catch(() => null);

@@ -1,3 +1,4 @@
+import { MEMORY_REPO_ROOT } from '../contract/paths';
 import { DIR_MODE, FILE_MODE, ObjectStore, TreeEntry } from './objects';
 
 /**
@@ -150,4 +151,20 @@ export class TreeDraft {
 function split(repoPath: string): { parent: string; name: string } {
   const slash = repoPath.lastIndexOf('/');
   return slash < 0 ? { parent: '', name: repoPath } : { parent: repoPath.slice(0, slash), name: repoPath.slice(slash + 1) };
+}
+
+/**
+ * A root tree equal to `rootTree` with its `memories/` replaced by `memoryTree` (an empty or null one
+ * becomes a folder holding only the placeholder): the commits of operators and imports, which build the
+ * memory whole.
+ */
+export async function withMemoryTree(objects: ObjectStore, rootTree: string, memoryTree: string | null): Promise<string> {
+  const rootEntries = (await objects.readTree(rootTree)).filter((e) => e.path !== MEMORY_REPO_ROOT);
+  let tree = memoryTree;
+  if (!tree || (await objects.readTree(tree)).length === 0) {
+    const keep = await objects.writeBlob(new Uint8Array(0));
+    tree = await objects.writeTree([{ mode: '100644', path: KEEP_FILE, oid: keep, type: 'blob' }]);
+  }
+  rootEntries.push({ mode: '040000', path: MEMORY_REPO_ROOT, oid: tree, type: 'tree' });
+  return objects.writeTree(rootEntries);
 }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
+import { MEMORY_REPO_ROOT } from '../contract/paths';
 import { DIR_MODE, DurableFs } from './durable-fs';
 import { FileChange, FILE_MODE, listFiles, ObjectStore } from './objects';
 
@@ -15,7 +16,7 @@ import { FileChange, FILE_MODE, listFiles, ObjectStore } from './objects';
  */
 
 /** The parts of the working tree that memgit owns; anything else (e.g. a README) is left alone. */
-export const MANAGED_ROOTS = ['memories', '.gitattributes'];
+export const MANAGED_ROOTS = [MEMORY_REPO_ROOT, '.gitattributes'];
 
 export class Worktree {
   constructor(
@@ -93,7 +94,7 @@ export class Worktree {
       await this.writeFile(file, entry.oid);
       repaired.push(`wrote ${file}`);
     }
-    await this.pruneEmptyDirs(path.join(this.dir, 'memories'));
+    await this.pruneEmptyDirs(path.join(this.dir, MEMORY_REPO_ROOT));
     await this.rebuildIndex(wanted);
     return repaired;
   }
@@ -154,7 +155,7 @@ export class Worktree {
     await fs.promises.rm(full, { force: true });
     // Drop directories the removal emptied, up to (not including) the memory root.
     let parent = path.dirname(full);
-    const stop = path.join(this.dir, 'memories');
+    const stop = path.join(this.dir, MEMORY_REPO_ROOT);
     while (parent.startsWith(stop + path.sep)) {
       try {
         await fs.promises.rmdir(parent);
@@ -197,7 +198,7 @@ export class Worktree {
     const stat = await lstatOrNull(dir);
     if (!stat?.isDirectory()) return;
     for (const name of await fs.promises.readdir(dir)) await this.pruneEmptyDirs(path.join(dir, name));
-    if ((await fs.promises.readdir(dir)).length === 0 && dir !== path.join(this.dir, 'memories')) {
+    if ((await fs.promises.readdir(dir)).length === 0 && dir !== path.join(this.dir, MEMORY_REPO_ROOT)) {
       await fs.promises.rmdir(dir);
     }
   }

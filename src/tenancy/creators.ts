@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MemgitError, type ErrorCode } from '../store/errors';
+import { MemgitError, type ErrorCode } from '../store';
 import * as lockfile from 'proper-lockfile';
 
 /**

@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
-import { MemgitError, type ErrorCode } from '../store/errors';
+import { MemgitError, type ErrorCode } from '../store';
 import { trustProblem, UnsafeRootError } from './root-safety';
 
 /**

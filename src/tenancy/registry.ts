@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { listRemotes, replicationStatus } from '../store/replication';
-import { MemgitError, NotAStoreError, type ErrorCode } from '../store/errors';
-import { MemoryStore, StoreOptions } from '../store/memory-store';
+import { historyContext } from '../history/context';
+import { flaggedCallCount } from '../history/flags';
+import { committedCallCount, historySummary } from '../history/summary';
+import { type ErrorCode, listRemotes, MemgitError, MemoryStore, NotAStoreError, replicationStatus, StoreOptions } from '../store';
 import { StoreCreators, StoreQuotaError } from './creators';
 import { InvalidStoreIdError, isValidStoreId, storeDir } from './store-id';
 
@@ -250,7 +251,7 @@ export class StoreRegistry {
    */
   async assertRoom(id: string, store: MemoryStore): Promise<void> {
     if (this.maxStoreBytes === 0) return;
-    const head = store.history.head?.commit ?? null;
+    const head = historySummary(historyContext(store)).head?.commit ?? null;
     const known = this.sizes.get(id);
     const fresh = known && (known.head === head || (Date.now() - known.at < SIZE_TRUST_MS && known.bytes < this.maxStoreBytes * SIZE_CLOSE_FRACTION));
     const bytes = fresh ? known.bytes : await this.measure(id, store.dir, head);
@@ -261,19 +262,19 @@ export class StoreRegistry {
   async describe(id: string): Promise<StoreSummary> {
     return this.use(id, { create: false }, async (store) => {
       const head = await store.refreshHead();
-      const entries = store.history.all();
-      const calls = entries.filter((e) => e.toolUseId !== undefined).length;
-      const newest = entries.length > 1 ? entries[entries.length - 1] : undefined;
+      const ctx = historyContext(store);
+      const summary = historySummary(ctx);
+      const newest = summary.commits > 1 ? summary.head : null;
       const cached = this.sizes.get(id);
       const bytes = cached && cached.head === head ? cached.bytes : await this.measure(id, store.dir, head);
       return {
         id,
-        calls,
-        sessions: store.history.sessions().length,
+        calls: committedCallCount(ctx),
+        sessions: summary.sessions,
         lastWrite: newest ? new Date(newest.time * 1000).toISOString() : null,
         bytes,
         head,
-        flagged: store.flags.all().length,
+        flagged: flaggedCallCount(ctx),
         replicas: await replicaSummary(store),
       };
     });

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MemgitError, type ErrorCode } from '../store/errors';
+import { MemgitError, type ErrorCode } from '../store';
 
 /**
  * A server root is trusted with every tenant's stores and with the keys that guard them: another local

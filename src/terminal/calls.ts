@@ -1,5 +1,5 @@
 import { errorMessage } from '../contract/format';
-import type { TimelineRecord } from '../store/timeline';
+import type { TimelineRecord } from '../store';
 import { logField } from './escape';
 
 /**

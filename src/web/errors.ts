@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode, MemgitError } from '../store/errors';
+import { ERROR_CODES, type ErrorCode, MemgitError } from '../store';
 
 /**
  * The audit UI's one table from error code to HTTP status, for its pages and their JSON twins alike

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { MemoryStore } from '../store/memory-store';
+import type { MemoryStore } from '../store';
 import { createApp, AppOptions } from './app';
 import { accessNotice, accessPolicy, allowedHostNames } from './security';
 import { historyContext } from '../history/context';

@@ -6,9 +6,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import * as lockfile from 'proper-lockfile';
 import { ChatSession, ContextEvent, DEFAULT_MODEL, MemoryCall } from '../chat-session';
 import { lastToolResults, RecordedToolResult, ScriptedReply, ScriptedServer } from '../scripted-server';
-import { MemoryStore } from '../../store/memory-store';
-import { NotAStoreError } from '../../store/errors';
-import { describeHolder, liveHolders, StoreInUseError } from '../../store/holders';
+import { historyContext } from '../../history/context';
+import { historySummary } from '../../history/summary';
+import { describeHolder, liveHolders, MemoryStore, NotAStoreError, StoreInUseError } from '../../store';
 import { DEMO_SESSIONS, DEMO_SYSTEM, DemoSession, sessionStart } from './transcript';
 import { RECORDED_TOOL_RESULTS } from './tool-results';
 
@@ -91,7 +91,8 @@ async function build(target: string, options: DemoBuildOptions, started: number)
     store = await MemoryStore.open(target, { clock: () => now });
     await fs.promises.writeFile(path.join(store.gitdir, DEMO_MARKER), 'built by `memgit demo`; rebuilt on every run\n', { mode: 0o600 });
     const client = new Anthropic({ apiKey: 'demo-needs-no-key', baseURL: server.url, maxRetries: 0 });
-    const base = store.history.all().length;
+    const commitCount = (s: MemoryStore) => historySummary(historyContext(s)).commits;
+    const base = commitCount(store);
     for (const session of DEMO_SESSIONS) {
       options.onSession?.(session);
       const chat = new ChatSession({
@@ -113,7 +114,7 @@ async function build(target: string, options: DemoBuildOptions, started: number)
     return {
       dir: target,
       sessions: DEMO_SESSIONS.map((s) => s.id),
-      commits: store.history.all().length - base,
+      commits: commitCount(store) - base,
       toolResults,
       millis: Date.now() - started,
     };

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { resolvePath } from '../../contract/paths';
-import { CommitNotFoundError } from '../../store/errors';
+import { MEMORY_REPO_ROOT, MEMORY_ROOT, resolvePath } from '../../contract/paths';
+import { CommitNotFoundError } from '../../store';
 import { blameAt } from '../../history/blame';
 import { historyContext } from '../../history/context';
 import { currentHead, entryOf, pointAt } from '../../history/points';
@@ -71,7 +71,7 @@ export function registerBlame(program: Command): void {
 
 /** `/memories/a`, `memories/a` and `a` all name /memories/a. */
 function toVirtual(given: string): string {
-  if (given === '/memories' || given.startsWith('/memories/')) return given;
-  if (given === 'memories' || given.startsWith('memories/')) return `/${given}`;
-  return given.startsWith('/') ? given : `/memories/${given}`;
+  if (given === MEMORY_ROOT || given.startsWith(`${MEMORY_ROOT}/`)) return given;
+  if (given === MEMORY_REPO_ROOT || given.startsWith(`${MEMORY_REPO_ROOT}/`)) return `/${given}`;
+  return given.startsWith('/') ? given : `${MEMORY_ROOT}/${given}`;
 }

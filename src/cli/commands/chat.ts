@@ -1,7 +1,7 @@
 import * as readline from 'node:readline';
 import { Command } from 'commander';
 import { isValidId } from '../../contract/paths';
-import { newSessionId } from '../../store/session-id';
+import { newSessionId } from '../../store';
 import { formatContextEvent, formatMemoryCall } from '../../terminal/calls';
 import { forTerminal } from '../../terminal/escape';
 import { fail, openStore, positiveInteger, repoOption, resolveRepo, usage } from '../options';

@@ -1,6 +1,5 @@
 import { Command } from 'commander';
-import { MemoryStore } from '../../store/memory-store';
-import { cloneStore, pullStore } from '../../store/replication';
+import { cloneStore, MemoryStore, pullStore } from '../../store';
 import { openStore, repoOption } from '../options';
 import { historyContext } from '../../history/context';
 import { historySummary } from '../../history/summary';

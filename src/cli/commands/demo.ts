@@ -1,7 +1,7 @@
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { MemoryStore } from '../../store/memory-store';
+import { MemoryStore } from '../../store';
 import { formatContextEvent, formatMemoryCall } from '../../terminal/calls';
 import { toLine } from './log';
 import { fail } from '../options';

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { MEMORY_ROOT } from '../../contract/paths';
 import { compareMemory } from '../../history/compare';
 import { memoryPath, openStore, repoOption, resolveAt, usage } from '../options';
 
@@ -25,7 +26,7 @@ export function registerDiff(program: Command): void {
       if (first.startsWith('/')) usage('diff: name a point first (a tool_use id, a commit, HEAD~N or an ISO time), then the path');
       if (refs.length > 2) usage(`diff: at most two points, got ${refs.length}`);
       if (paths.length > 1) usage('diff: at most one path');
-      const path = paths.length ? memoryPath(paths[0]) : '/memories';
+      const path = paths.length ? memoryPath(paths[0]) : MEMORY_ROOT;
       const store = await openStore(options.repo, { create: false });
       try {
         const from = await resolveAt(store, refs[0]);

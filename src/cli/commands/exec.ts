@@ -1,8 +1,7 @@
 import * as readline from 'node:readline';
 import { Command, Option } from 'commander';
 import { isValidId } from '../../contract/paths';
-import { MemgitError } from '../../store/errors';
-import { newSessionId } from '../../store/session-id';
+import { MemgitError, newSessionId } from '../../store';
 import { EXIT_ERROR, openStore, repoOption, usage } from '../options';
 
 /** Largest input line accepted; a longer one gets an error line (memory files are capped far below). */

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
-import git from 'isomorphic-git';
-import * as fs from 'node:fs';
+import { historyContext } from '../../history/context';
+import { flaggedCalls } from '../../history/flags';
 import { openStore, repoOption } from '../options';
 
 export function registerFlags(program: Command): void {
@@ -19,14 +19,13 @@ export function registerFlags(program: Command): void {
     .action(async (options: { repo?: string; personalData?: 'on' | 'off'; json?: boolean }) => {
       if (options.personalData) {
         const probe = await openStore(options.repo, { create: false, replicate: false, flags: false });
-        await git.setConfig({ fs, gitdir: probe.gitdir, path: 'memgit.flagpersonaldata', value: options.personalData === 'on' ? 'true' : 'false' });
-        probe.flags.reset();
+        await probe.setPersonalDataFlagging(options.personalData === 'on');
         await probe.close();
       }
       const store = await openStore(options.repo, { create: false, replicate: false });
       try {
-        await store.flags.idle(); // scans what was not scanned yet
-        for (const record of store.flags.all()) {
+        // complete: waits for the scan of what was not scanned yet
+        for (const record of await flaggedCalls(historyContext(store), { complete: true })) {
           if (options.json) {
             process.stdout.write(`${JSON.stringify(record)}\n`);
             continue;

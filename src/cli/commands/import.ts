@@ -1,7 +1,5 @@
 import { Command } from 'commander';
-import { DEFAULT_MAX_FILE_BYTES } from '../../store/memory-store';
-import { importMemoryDir } from '../../store/import';
-import { oneLine } from '../../store/commit-message';
+import { DEFAULT_MAX_FILE_BYTES, importMemoryDir, oneLine } from '../../store';
 import { openStore, positiveInteger, repoOption } from '../options';
 import { defaultOperator } from '../rollback-output';
 

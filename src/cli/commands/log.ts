@@ -11,8 +11,7 @@ import { commitRecord, CallRecord } from '../../history/records';
 import { listCalls } from '../../history/calls';
 import { everWritten } from '../../history/revisions';
 import { sessionCommits } from '../../history/sessions';
-import { oneLine } from '../../store/commit-message';
-import type { MemoryStore } from '../../store/memory-store';
+import { type MemoryStore, oneLine } from '../../store';
 import { fail, openStore, positiveInteger, repoOption, usage } from '../options';
 
 export function registerLog(program: Command): void {
@@ -68,7 +67,7 @@ export function registerLog(program: Command): void {
         const ctx = historyContext(store);
         if (filter.session !== undefined && sessionCommits(ctx, filter.session).length === 0) {
           const session = filter.session;
-          if (!(await store.callLog.read()).some((c) => c.session === session)) {
+          if ((await listCalls(store, { session })).length === 0) {
             fail(`no session ${JSON.stringify(session)} in this store (memgit sessions lists them)`);
           }
           // A session that only read (or whose calls all failed) is in the call log, not in the history.

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { MEMORY_ROOT } from '../../contract/paths';
 import { listAt } from '../../history/memory-at';
 import { historyContext } from '../../history/context';
 import { memoryPath, openStore, repoOption, resolveAt } from '../options';
@@ -7,7 +8,7 @@ export function registerLs(program: Command): void {
   program
     .command('ls')
     .summary('list the memory files (below a path) as they were at a point in history')
-    .argument('[path]', 'a /memories path (a directory or a file)', '/memories')
+    .argument('[path]', 'a /memories path (a directory or a file)', MEMORY_ROOT)
     .option('--at <ref>', 'a tool_use id, a commit id or prefix, HEAD~N, or an ISO time (default: HEAD)')
     .addOption(repoOption())
     .option('--json', 'one JSON object per entry: path, type, size, oid')

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { getRemote, listRemotes, pushToRemote } from '../../store/replication';
-import { errorDetail } from '../../store/errors';
+import { errorDetail, getRemote, listRemotes, pushToRemote } from '../../store';
 import { fail, openStore, repoOption } from '../options';
 
 export function registerPush(program: Command): void {

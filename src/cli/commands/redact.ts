@@ -1,6 +1,5 @@
 import { Command, Option } from 'commander';
-import { listRedactions, verifyRedaction } from '../../store/redaction';
-import type { RedactionOutcome } from '../../store/redaction';
+import type { RedactionOutcome } from '../../store';
 import { fail, openStore, repoOption } from '../options';
 
 interface RedactCliOptions {
@@ -81,7 +80,7 @@ export function registerRedact(program: Command): void {
     .action(async (options: { repo?: string; json?: boolean }) => {
       const store = await openStore(options.repo, { create: false, replicate: false });
       try {
-        for (const r of await listRedactions(store.redaction())) {
+        for (const r of await store.redactionLog().records()) {
           process.stdout.write(
             options.json
               ? `${JSON.stringify(r)}\n`
@@ -112,7 +111,7 @@ export function registerRedact(program: Command): void {
       const store = await openStore(options.repo, { create: false, replicate: false });
       try {
         const { text, regex } = targetOf(options);
-        const report = await verifyRedaction(store.redaction(), id, { text, regex });
+        const report = await store.redactionLog().verify(id, { text, regex });
         const clean = report.objectsWithText.length === 0 && report.filesWithText.length === 0;
         if (options.json) process.stdout.write(`${JSON.stringify({ ...report, clean })}\n`);
         else {

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { addRemote, displayUrl, forgetRemoteState, inspectRemoteHead, listRemotes, removeRemote } from '../../store/replication';
-import { errorDetail } from '../../store/errors';
+import { addRemote, displayUrl, errorDetail, forgetRemoteState, inspectRemoteHead, listRemotes, removeRemote } from '../../store';
 import { openStore, repoOption } from '../options';
 
 export function registerRemote(program: Command): void {

@@ -1,7 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { newOperatorToken, tokenProblem } from '../../operator/token';
-import type { MemoryStore } from '../../store/memory-store';
-import { registerHolder } from '../../store/holders';
+import { type MemoryStore, registerHolder } from '../../store';
 import { fail, openStore, repoOption } from '../options';
 import type { CliServices, RunningStoreUi, StoreUiService } from '../services';
 

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { listRemotes, replicationStatus } from '../../store/replication';
-import type { ReplicationStatus } from '../../store/replication';
+import { listRemotes, replicationStatus, type ReplicationStatus } from '../../store';
 import { openStore, repoOption } from '../options';
 import { historyContext } from '../../history/context';
 import { historySummary } from '../../history/summary';

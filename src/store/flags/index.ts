@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import type { HistoryEntry, HistoryIndex } from '../history-index';
 import type { ObjectStore } from '../objects';
 import { findPersonalData, mask } from './personal-data';
@@ -169,7 +170,7 @@ export class FlagIndex {
   private async scanEntry(entry: HistoryEntry): Promise<FlagRecord | null> {
     const findings: Finding[] = [];
     for (const change of entry.changes) {
-      if (!change.newOid || !change.path.startsWith('memories/')) continue;
+      if (!change.newOid || !change.path.startsWith(`${MEMORY_REPO_ROOT}/`)) continue;
       const after = Buffer.from(await this.objects.readBlob(change.newOid)).toString('utf8');
       if (after.length > MAX_SCANNED_BYTES) continue;
       const before = change.oldOid ? new Set(Buffer.from(await this.objects.readBlob(change.oldOid)).toString('utf8').split('\n')) : new Set<string>();

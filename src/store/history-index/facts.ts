@@ -1,4 +1,4 @@
-import { FileDiff, fileDiffs } from '../commit-diff';
+import { FileDiff, fileDiffs } from './file-diffs';
 import type { HistoryEntry } from './entry';
 import { lineChangeCounts } from './line-stats';
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseCommitMessage } from '../commit-message';
-import { isMemoryFile } from '../commit-diff';
+import { isMemoryFile } from './file-diffs';
 import { diffTrees, ObjectStore, ReadCommitResult } from '../objects';
 import { SerialQueue } from '../write-lock';
 import { BlameIndex } from './blame-index';

@@ -1,6 +1,7 @@
 import * as nodeFs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import { oneLine } from '../commit-message';
 import { RedactionRefusedError, StaleHeadError } from '../errors';
 import { repack } from '../gc';
@@ -247,7 +248,7 @@ async function buildRedactor(port: RedactionPort, options: RedactOptions, kind: 
       if (!entry) throw new RedactionRefusedError(`memgit: no call with tool_use id ${JSON.stringify(options.call)} in this store`);
       const lines = new Set<string>();
       for (const change of entry.changes) {
-        if (!change.newOid || !change.path.startsWith('memories/')) continue;
+        if (!change.newOid || !change.path.startsWith(`${MEMORY_REPO_ROOT}/`)) continue;
         const before = change.oldOid ? Buffer.from(await port.objects.readBlob(change.oldOid)).toString('utf8') : '';
         const after = Buffer.from(await port.objects.readBlob(change.newOid)).toString('utf8');
         for (const line of addedLines(before, after)) lines.add(line);
@@ -364,6 +365,31 @@ export async function verifyRedaction(
     if (contains(await nodeFs.promises.readFile(file))) filesWithText.push(path.relative(port.dir, file));
   }
   return { redaction: id, matchConfirmed: match === 'yes', matchNote, objectsScanned: objects.scanned, objectsWithText: objects.found, filesScanned: files.length, filesWithText };
+}
+
+/**
+ * What readers ask of the redactions a store recorded (its audit log on refs/memgit/audit): handed out by
+ * `MemoryStore.redactionLog()`, so that the UI, the CLI and the read model never hold the redaction port
+ * (which can rewrite history) to ask it.
+ */
+export interface RedactionLog {
+  /** Every recorded redaction, oldest first. */
+  records(): Promise<RedactionRecord[]>;
+  /** Their ids, without reading the records. */
+  ids(): Promise<string[]>;
+  /** See `rewrittenFrom`: whether `ref` named the commit `resolved` by an id from before a redaction. */
+  rewrittenFrom(ref: string, resolved: string): Promise<{ old: string; redaction: string } | null>;
+  /** See `verifyRedaction`: search every object and file of the store for the text or regex again. */
+  verify(id: string, target: RedactionTarget): Promise<VerificationReport>;
+}
+
+export function redactionLog(port: Pick<RedactionPort, 'objects' | 'durableFs' | 'gitdir' | 'dir'>): RedactionLog {
+  return {
+    records: () => listRedactions(port),
+    ids: () => redactionIds(port),
+    rewrittenFrom: (ref, resolved) => rewrittenFrom(port, ref, resolved),
+    verify: (id, target) => verifyRedaction(port, id, target),
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import type { HistoryEntry } from '../history-index';
 import type { ObjectStore, TreeEntry } from '../objects';
 import type { Redactor } from './matcher';
@@ -78,7 +79,7 @@ export async function rewriteHistory(
     for (const entry of entries) {
       const repoPath = prefix ? `${prefix}/${entry.path}` : entry.path;
       let newOid = entry.oid;
-      if (entry.type === 'tree' && (prefix !== '' || entry.path === 'memories')) newOid = await rewriteTree(entry.oid, repoPath);
+      if (entry.type === 'tree' && (prefix !== '' || entry.path === MEMORY_REPO_ROOT)) newOid = await rewriteTree(entry.oid, repoPath);
       else if (entry.type === 'blob' && prefix !== '') {
         newOid = (await redactBlob(entry.oid, repoPath)) ?? entry.oid;
         if (carried && newOid !== entry.oid) carried.push({ path: repoPath, oid: entry.oid });

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import git from 'isomorphic-git';
 import { DurableFs } from '../durable-fs';
 import { NotAStoreError, ReplicationRefusedError } from '../errors';
-import { MEMORY_ROOT } from '../git-reader';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import { configureRepository } from '../repo-config';
 import type { ReplicationPort } from './port';
 import { fetchHttp } from './remote-head';
@@ -56,8 +56,8 @@ export async function cloneStore(url: string, dir: string, options: CloneOptions
     const head = await git.resolveRef({ fs, gitdir, ref: 'HEAD' });
     const { commit } = await git.readCommit({ fs, gitdir, oid: head });
     const tree = await git.readTree({ fs, gitdir, oid: commit.tree });
-    if (!tree.tree.some((e) => e.path === MEMORY_ROOT && e.type === 'tree')) {
-      throw new NotAStoreError(`memgit: ${displayUrl(url)} is a git repository, but not a memgit store (no ${MEMORY_ROOT}/ at its head)`);
+    if (!tree.tree.some((e) => e.path === MEMORY_REPO_ROOT && e.type === 'tree')) {
+      throw new NotAStoreError(`memgit: ${displayUrl(url)} is a git repository, but not a memgit store (no ${MEMORY_REPO_ROOT}/ at its head)`);
     }
     const args = { fs: durable.gitFs, gitdir };
     if (remote.tokenEnv) await git.setConfig({ ...args, path: 'remote.origin.memgittokenenv', value: remote.tokenEnv });

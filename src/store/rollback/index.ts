@@ -1,23 +1,26 @@
 import { resolvePath, isValidId } from '../../contract/paths';
-import { blobText, FileDiff, isMemoryFile, unifiedTextDiffWithin } from '../commit-diff';
+import { blobText, FileDiff, isMemoryFile, unifiedTextDiffWithin } from '../history-index/file-diffs';
 import { oneLine, CommitMeta, KEY_ID_PATTERN } from '../commit-message';
 import { RollbackRefusedError, StaleHeadError } from '../errors';
 import { isIsoTime } from '../points';
-import { MEMORY_ROOT, toRepoPath } from '../git-reader';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
+import { toRepoPath } from '../git-reader';
 import type { HistoryEntry, HistoryIndex } from '../history-index';
-import type { MemoryStore } from '../memory-store';
 import { PlanStopped, PlanSteps, RollbackBudget, RollbackStop } from './budget';
 import { describeCall, movesOf, RollbackConflict, RollbackPlanner } from './plan';
 import { isKeep, MemoryFiles, normaliseKeeps, readMemoryFiles, writeMemoryTree } from './memory-state';
+import type { RollbackPort } from './port';
 
 export type { RollbackConflict, ConflictingCall } from './plan';
 export type { RollbackBudget, RollbackStop } from './budget';
+export type { RollbackPort } from './port';
 
 /**
  * Operator rollbacks: revert one call, restore a path, roll back a session, reset to a point. Each is
- * planned against HEAD as an edit of the memory and written as ONE new commit through
- * `store.writeCommit` (under the store's write lock, so agent calls and rollbacks are serialised and the
- * agent's next `view` sees the result). History is never rewritten. A plan with a conflict writes nothing.
+ * planned against HEAD as an edit of the memory and written as ONE new commit through the store's
+ * `writeCommit` (reached through the port the store hands this folder, port.ts), under the store's write
+ * lock, so agent calls and rollbacks are serialised and the agent's next `view` sees the result. History
+ * is never rewritten. A plan with a conflict writes nothing.
  */
 
 export type RollbackOperation = 'revert' | 'restore' | 'rollback-session' | 'reset';
@@ -84,14 +87,14 @@ interface Plan {
   after: MemoryFiles;
 }
 
-type Planner = (store: MemoryStore, head: string, steps: PlanSteps) => Promise<Plan>;
+type Planner = (store: RollbackPort, head: string, steps: PlanSteps) => Promise<Plan>;
 
 /** Undo one call (tool_use id or commit): a line-level three-way merge with what came after it. */
-export function revert(store: MemoryStore, ref: string, options: RollbackOptions): Promise<RollbackOutcome> {
+export function revert(store: RollbackPort, ref: string, options: RollbackOptions): Promise<RollbackOutcome> {
   return run(store, 'revert', options, async (s, head, steps) => {
     const target = await resolveTarget(s, ref);
     if (target.parent === null) throw new RollbackRefusedError('memgit: the first commit initialises the store and cannot be reverted; use reset');
-    if (!target.changes.some((c) => c.path.startsWith(`${MEMORY_ROOT}/`))) {
+    if (!target.changes.some((c) => c.path.startsWith(`${MEMORY_REPO_ROOT}/`))) {
       throw new RollbackRefusedError(`memgit: ${describeCall(target)} changed no memory file; nothing to revert`);
     }
     return planReverts(s, head, `revert ${describeCall(target)}`, [target], steps);
@@ -99,7 +102,7 @@ export function revert(store: MemoryStore, ref: string, options: RollbackOptions
 }
 
 /** Undo every call of a session, newest first, as one commit. */
-export function rollbackSession(store: MemoryStore, session: string, options: RollbackOptions): Promise<RollbackOutcome> {
+export function rollbackSession(store: RollbackPort, session: string, options: RollbackOptions): Promise<RollbackOutcome> {
   return run(store, 'rollback-session', options, async (s, head, steps) => {
     if (!isValidId(session)) throw new RollbackRefusedError(`memgit: invalid session id ${JSON.stringify(session)}`);
     const calls = s.history.bySession(session).filter((e) => e.toolUseId !== undefined);
@@ -118,7 +121,7 @@ export interface RestoreOptions extends RollbackOptions {
  * renames (of it or of a directory above it): restoring `/memories/b.md`, renamed from `a.md` since,
  * brings back what `a.md` held then, as `b.md`. Deleting a file (a path absent then) needs `delete`.
  */
-export function restore(store: MemoryStore, virtualPath: string, at: string, options: RestoreOptions): Promise<RollbackOutcome> {
+export function restore(store: RollbackPort, virtualPath: string, at: string, options: RestoreOptions): Promise<RollbackOutcome> {
   return run(store, 'restore', options, async (s, head) => {
     const resolved = resolvePath(virtualPath);
     if (!resolved.ok) throw new RollbackRefusedError(`memgit: ${resolved.error.replace(/^Error: /, '')}`);
@@ -214,7 +217,7 @@ function rebase(files: MemoryFiles, from: string, to: string): MemoryFiles {
 }
 
 /** One new commit whose memory equals the memory at a point: a tool_use id, a commit, or an ISO time. */
-export function reset(store: MemoryStore, to: string, options: RollbackOptions): Promise<RollbackOutcome> {
+export function reset(store: RollbackPort, to: string, options: RollbackOptions): Promise<RollbackOutcome> {
   return run(store, 'reset', options, async (s, head) => {
     const point = await resolveTarget(s, to);
     const before = await readMemoryFiles(s.objects, await s.commitTree(head));
@@ -224,7 +227,7 @@ export function reset(store: MemoryStore, to: string, options: RollbackOptions):
   });
 }
 
-async function planReverts(store: MemoryStore, head: string, title: string, targets: HistoryEntry[], steps: PlanSteps): Promise<Plan> {
+async function planReverts(store: RollbackPort, head: string, title: string, targets: HistoryEntry[], steps: PlanSteps): Promise<Plan> {
   steps.title = title;
   steps.expect(targets.length);
   const before = await readMemoryFiles(store.objects, await store.commitTree(head));
@@ -240,7 +243,7 @@ async function planReverts(store: MemoryStore, head: string, title: string, targ
 }
 
 /** Commits after `point`, newest first. */
-function laterCommits(store: MemoryStore, point: HistoryEntry): HistoryEntry[] {
+function laterCommits(store: RollbackPort, point: HistoryEntry): HistoryEntry[] {
   const from = store.history.position(point.commit)!;
   const commits: HistoryEntry[] = [];
   for (let i = store.history.size - 1; i > from; i--) commits.push(store.history.at(i)!);
@@ -248,12 +251,12 @@ function laterCommits(store: MemoryStore, point: HistoryEntry): HistoryEntry[] {
 }
 
 /** Any point in history (see store/points.ts): a tool_use id, a commit or prefix, HEAD, HEAD~N, an ISO time. */
-async function resolveTarget(store: MemoryStore, ref: string): Promise<HistoryEntry> {
+async function resolveTarget(store: RollbackPort, ref: string): Promise<HistoryEntry> {
   if (typeof ref !== 'string' || ref === '') throw new RollbackRefusedError('memgit: name a tool_use id, a commit, HEAD~N or an ISO time');
   return store.resolvePoint(ref);
 }
 
-async function run(store: MemoryStore, operation: RollbackOperation, options: RollbackOptions, plan: Planner): Promise<RollbackOutcome> {
+async function run(store: RollbackPort, operation: RollbackOperation, options: RollbackOptions, plan: Planner): Promise<RollbackOutcome> {
   const operator = options?.operator;
   if (!isValidId(operator)) {
     throw new RollbackRefusedError(`memgit: invalid operator name ${JSON.stringify(operator)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
@@ -288,7 +291,7 @@ async function run(store: MemoryStore, operation: RollbackOperation, options: Ro
     Object.assign(made, { plan: p, head });
     if (p.conflicts.length || !changed(p)) return null;
     const meta: CommitMeta = { title: p.title, actor, reverts: p.reverts, reason, ...(options.key !== undefined ? { key: options.key } : {}) };
-    const previousTree = (await store.objects.entryAt(await store.commitTree(head), MEMORY_ROOT))?.oid ?? null;
+    const previousTree = (await store.objects.entryAt(await store.commitTree(head), MEMORY_REPO_ROOT))?.oid ?? null;
     return { memoryTree: await writeMemoryTree(store.objects, p.after, previousTree), meta, value: null };
   });
   return outcome(store, operation, made.plan!, made.head!, commit, actor, reason, 'committed', steps);
@@ -298,7 +301,7 @@ function stoppedOutcome(operation: RollbackOperation, title: string, head: strin
   return { operation, status: 'stopped', title, head, commit: null, reverts: [], actor, reason: reason ?? null, conflicts: [], files: [], patch: '', patchCut: false, stopped: stop };
 }
 
-async function finish(store: MemoryStore, plan: Planner, head: string, steps: PlanSteps): Promise<Plan> {
+async function finish(store: RollbackPort, plan: Planner, head: string, steps: PlanSteps): Promise<Plan> {
   const p = await plan(store, head, steps);
   const keepOid = await store.objects.hashBlob(new Uint8Array(0));
   normaliseKeeps(p.after, keepOid);
@@ -315,7 +318,7 @@ function changed(p: Plan): boolean {
 }
 
 async function outcome(
-  store: MemoryStore,
+  store: RollbackPort,
   operation: RollbackOperation,
   p: Plan,
   head: string,
@@ -356,7 +359,7 @@ export function contentsOf(file: RollbackFileDiff): { before: string; after: str
  * at the budget's `patchChars` (or, for a dry run, its time): the files after are listed without their
  * patch and their contents are not read.
  */
-async function fileDiffsOf(store: MemoryStore, p: Plan, steps: PlanSteps): Promise<RollbackFileDiff[]> {
+async function fileDiffsOf(store: RollbackPort, p: Plan, steps: PlanSteps): Promise<RollbackFileDiff[]> {
   const text = (files: MemoryFiles, path: string) => {
     const value = files.get(path);
     return value?.text ?? blobText(store.objects, value?.oid ?? null);

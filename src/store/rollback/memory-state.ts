@@ -1,4 +1,4 @@
-import { MEMORY_ROOT } from '../git-reader';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import { DIR_MODE, FILE_MODE, listFiles, ObjectStore, TreeEntry } from '../objects';
 import { KEEP_FILE } from '../tree-draft';
 
@@ -19,9 +19,9 @@ export type MemoryFiles = Map<string, FileValue>;
 
 export async function readMemoryFiles(objects: ObjectStore, rootTree: string): Promise<MemoryFiles> {
   const files: MemoryFiles = new Map();
-  const memories = await objects.entryAt(rootTree, MEMORY_ROOT);
+  const memories = await objects.entryAt(rootTree, MEMORY_REPO_ROOT);
   if (!memories || memories.type !== 'tree') return files;
-  for (const [p, entry] of await listFiles(objects, memories.oid, MEMORY_ROOT)) files.set(p, { oid: entry.oid, mode: entry.mode });
+  for (const [p, entry] of await listFiles(objects, memories.oid, MEMORY_REPO_ROOT)) files.set(p, { oid: entry.oid, mode: entry.mode });
   return files;
 }
 
@@ -47,7 +47,7 @@ export function normaliseKeeps(files: MemoryFiles, keepOid: string): void {
     for (; dir !== ''; dir = parentDir(dir)) nonEmpty.add(dir);
   }
   for (const p of [...files.keys()]) if (isKeep(p) && nonEmpty.has(parentDir(p))) files.delete(p);
-  if (files.size === 0) files.set(`${MEMORY_ROOT}/${KEEP_FILE}`, { oid: keepOid, mode: FILE_MODE });
+  if (files.size === 0) files.set(`${MEMORY_REPO_ROOT}/${KEEP_FILE}`, { oid: keepOid, mode: FILE_MODE });
 }
 
 interface DirBuild {
@@ -61,9 +61,9 @@ interface DirBuild {
  */
 export async function writeMemoryTree(objects: ObjectStore, files: MemoryFiles, previousTree: string | null): Promise<string> {
   const root: DirBuild = { files: new Map(), dirs: new Map() };
-  const prefix = `${MEMORY_ROOT}/`;
+  const prefix = `${MEMORY_REPO_ROOT}/`;
   for (const [p, value] of files) {
-    if (!p.startsWith(prefix)) throw new Error(`rollback: ${p} is outside ${MEMORY_ROOT}/`);
+    if (!p.startsWith(prefix)) throw new Error(`rollback: ${p} is outside ${MEMORY_REPO_ROOT}/`);
     const names = p.slice(prefix.length).split('/');
     let node = root;
     for (const name of names.slice(0, -1)) {

@@ -1,5 +1,5 @@
-import { blobText } from '../commit-diff';
-import { MEMORY_ROOT } from '../git-reader';
+import { blobText } from '../history-index/file-diffs';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import type { HistoryEntry, HistoryIndex } from '../history-index';
 import { FILE_MODE, FileChange, ObjectStore } from '../objects';
 import { PlanSteps } from './budget';
@@ -50,7 +50,7 @@ interface Touch {
 }
 
 function isMemoryPath(repoPath: string): boolean {
-  return repoPath.startsWith(`${MEMORY_ROOT}/`);
+  return repoPath.startsWith(`${MEMORY_REPO_ROOT}/`);
 }
 
 function virtualToRepo(virtual: string): string {

@@ -1,9 +1,10 @@
 import express, { Request, Response, Router } from 'express';
 import { isValidId } from '../../contract/paths';
-import { ReadOnlyStoreError } from '../../store/errors';
+import { ReadOnlyStoreError } from '../../store';
 import { CSRF_FIELD, OperatorAuth, OperatorAuthOptions, sameOriginOnly } from '../auth';
 import { renderHtml, RouteModule, WebDeps } from '../page';
 import { noStore } from '../security';
+import type { OperatorKit } from './operator-kit';
 import { redactionActions } from './redaction';
 import { rollbackActions } from './rollback';
 
@@ -27,15 +28,6 @@ export interface OperatorRouteOptions {
 
 /** The operator's routes, carrying the login they check (createApp uses it for the read gate). */
 export type OperatorRouteModule = RouteModule & { operatorAuth: OperatorAuth };
-
-/** What the action routes share: the login, the refusal answer (page or JSON), the body parsers. */
-export interface OperatorKit {
-  auth: OperatorAuth;
-  refuse: (req: Request, res: Response, status: number, message: string) => void;
-  bodies: express.RequestHandler[];
-  /** `{ key }` of the server key a request came with, for the commit's `Memory-Key`, or `{}`. */
-  keyOf: (req: Request) => { key?: string };
-}
 
 const BODY_LIMIT = '16kb';
 

@@ -1,13 +1,12 @@
 import type { Request, Response, Router } from 'express';
 import { InvalidRequestError } from '../../operator/errors';
 import { MAX_REASON_LENGTH, parseRedactionRequest, REDACTION_KINDS, RedactionRequest, runRedaction } from '../../operator/redaction';
-import { StaleHeadError } from '../../store/errors';
-import type { RedactionOutcome } from '../../store/redaction';
+import { type RedactionOutcome, StaleHeadError } from '../../store';
 import { CSRF_FIELD, sameOriginOnly } from '../auth';
 import { renderHtml, WebDeps } from '../page';
 import { noStore } from '../security';
 import { formFields, PendingRedactions, previewModel, RedactionFormFields } from '../services/redaction';
-import type { OperatorKit } from './operator';
+import type { OperatorKit } from './operator-kit';
 
 /**
  * The redaction action, behind the operator login of the operator routes (which mount it): a form

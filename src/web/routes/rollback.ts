@@ -1,11 +1,11 @@
 import express, { Request, Response, Router } from 'express';
 import { isValidId } from '../../contract/paths';
 import { actionParams, boundedOutcome, parseRollbackAction, readReason, RollbackAction, rollbackRequest, runRollback } from '../../operator/rollback';
-import { StaleHeadError } from '../../store/errors';
+import { StaleHeadError } from '../../store';
 import { bearerToken, CSRF_FIELD, OperatorAuth, tooManyFailures } from '../auth';
 import { renderHtml, WebDeps } from '../page';
 import { confirmModel, describe } from '../services/rollback';
-import type { OperatorKit } from './operator';
+import type { OperatorKit } from './operator-kit';
 
 /**
  * The four rollback actions, behind the operator login of the operator routes (which mount them): a

@@ -1,4 +1,4 @@
-import { resolvePath } from '../../contract/paths';
+import { MEMORY_ROOT, resolvePath } from '../../contract/paths';
 import { compareMemory } from '../../history/compare';
 import { AuditContext, BadRequest, CommitSummary, entryFor, summarise } from './context';
 import { compareTexts, FileDiffView } from './diff-view';
@@ -21,9 +21,9 @@ export interface ComparePage {
 
 export async function comparePage(ctx: AuditContext, from: string | undefined, to: string | undefined, path: string | undefined): Promise<ComparePage> {
   const asked = { from: from ?? '', to: to ?? '', path: path ?? '' };
-  let virtual = '/memories';
+  let virtual = MEMORY_ROOT;
   if (path !== undefined) {
-    const resolved = resolvePath(path.startsWith('/') ? path : `/memories/${path}`);
+    const resolved = resolvePath(path.startsWith('/') ? path : `${MEMORY_ROOT}/${path}`);
     if (!resolved.ok) throw new BadRequest(`path: ${resolved.error.replace(/^Error: /, '')}`);
     virtual = resolved.virtual;
   }

@@ -1,12 +1,10 @@
-import { AmbiguousPointError, AmbiguousRefError, CommitNotFoundError, InvalidPointError } from '../../store/errors';
+import { AmbiguousPointError, AmbiguousRefError, type CacheBudget, CommitNotFoundError, InvalidPointError, type MemoryStore } from '../../store';
 import { toRepoPath } from '../../history/paths';
 import type { HistoryEntry } from '../../history/entry';
 import { historyContext, HistoryContext } from '../../history/context';
 import { HISTORY_CACHE_BUDGETS, LruCache, roughBytes } from '../../history/cache';
 import { pointAt, RefKind } from '../../history/points';
 import { positionedCommitRecord, PositionedCommitRecord } from '../../history/records';
-import type { CacheBudget } from '../../store/cache-budget';
-import type { MemoryStore } from '../../store/memory-store';
 
 export { blameStateBytes, LruCache, roughBytes, stringBytes } from '../../history/cache';
 export { sizeOf, textOf } from '../../history/context';

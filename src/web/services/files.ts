@@ -1,3 +1,4 @@
+import { MEMORY_REPO_ROOT, MEMORY_ROOT } from '../../contract/paths';
 import { blameAt } from '../../history/blame';
 import { splitLines } from '../../history/diffs';
 import type { HistoryEntry } from '../../history/entry';
@@ -5,7 +6,7 @@ import { directoryAt, readFileAt } from '../../history/memory-at';
 import { currentPath, fileRevisions, Revision } from '../../history/revisions';
 import { entryOf } from '../../history/points';
 import { fileRevisionRecord, FileRevisionRecord } from '../../history/records';
-import { PathNotFoundError } from '../../store/errors';
+import { PathNotFoundError } from '../../store';
 import { hasHidden } from '../filters';
 import { MAX_LINE_CHARS } from './diff-view';
 import { AuditContext, CommitSummary, entryFor, NotFound, repoPathOf, summarise, textOf } from './context';
@@ -162,11 +163,11 @@ export async function filePage(ctx: AuditContext, rel: string, at: string | unde
 /** The file's text at a commit (HEAD by default), for raw downloads. */
 export async function rawFile(ctx: AuditContext, rel: string, at: string | undefined): Promise<{ name: string; text: string }> {
   const atEntry = await entryFor(ctx, at);
-  if (rel === '') throw new NotFound('/memories/ does not exist at this commit');
+  if (rel === '') throw new NotFound(`${MEMORY_ROOT}/ does not exist at this commit`);
   try {
     return { name: rel.split('/').pop()!, text: (await readFileAt(ctx, `/${repoPathOf(rel)}`, atEntry)).text };
   } catch (error) {
-    if (error instanceof PathNotFoundError) throw new NotFound(`/memories/${rel} does not exist at this commit`);
+    if (error instanceof PathNotFoundError) throw new NotFound(`${MEMORY_ROOT}/${rel} does not exist at this commit`);
     throw error;
   }
 }
@@ -178,7 +179,7 @@ export async function rawFile(ctx: AuditContext, rel: string, at: string | undef
  * nothing either way, or the point in history is not one: the page then says what is wrong.
  */
 export async function unprefixedTarget(ctx: AuditContext, rel: string, at: string | undefined): Promise<{ kind: 'file' | 'dir'; rel: string } | null> {
-  if (rel !== 'memories' && !rel.startsWith('memories/')) return null;
+  if (rel !== MEMORY_REPO_ROOT && !rel.startsWith(`${MEMORY_REPO_ROOT}/`)) return null;
   let atEntry: HistoryEntry;
   try {
     atEntry = await entryFor(ctx, at);
@@ -186,7 +187,7 @@ export async function unprefixedTarget(ctx: AuditContext, rel: string, at: strin
     return null;
   }
   if (fileRevisions(ctx, `/${repoPathOf(rel)}`, atEntry).length > 0) return null;
-  const stripped = rel.slice('memories'.length).replace(/^\//, '');
+  const stripped = rel.slice(MEMORY_REPO_ROOT.length).replace(/^\//, '');
   if (stripped !== '' && fileRevisions(ctx, `/${repoPathOf(stripped)}`, atEntry).length > 0) return { kind: 'file', rel: stripped };
   return (await directoryAt(ctx, `/${repoPathOf(stripped)}`, atEntry)) ? { kind: 'dir', rel: stripped } : null;
 }

@@ -1,4 +1,5 @@
-import type { Finding, FlagRecord } from '../../store/flags';
+import { flaggedCallCount, flagOfCommit } from '../../history/flags';
+import type { Finding, FlagRecord } from '../../store';
 import type { AuditContext } from './context';
 
 /**
@@ -37,7 +38,7 @@ function badgeOf(record: FlagRecord): FlagBadge {
 
 /** The flag of one commit, or null. */
 export function flagOf(ctx: AuditContext, commit: string): FlagBadge | null {
-  const record = ctx.store.flags.forCommit(commit);
+  const record = flagOfCommit(ctx, commit);
   return record ? badgeOf(record) : null;
 }
 
@@ -51,7 +52,7 @@ export function flagsOf(ctx: AuditContext, commits: Iterable<string>): Record<st
   return out;
 }
 
-
+/** How many calls are flagged so far. */
 export function flaggedCount(ctx: AuditContext): number {
-  return ctx.store.flags.all().length;
+  return flaggedCallCount(ctx);
 }

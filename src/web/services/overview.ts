@@ -1,3 +1,4 @@
+import { MEMORY_ROOT } from '../../contract/paths';
 import { queryLog } from '../../history/log';
 import { fileSize, memoryFilesAt } from '../../history/memory-at';
 import { historySummary } from '../../history/summary';
@@ -31,7 +32,7 @@ export async function overview(ctx: AuditContext): Promise<Overview> {
     const size = await fileSize(ctx, file.path, file.oid, last);
     bytes += size;
     if (files.length < OVERVIEW_FILES) {
-      files.push({ rel: file.path.slice('/memories/'.length), size, lastChange: last ? summarise(ctx, last) : null });
+      files.push({ rel: file.path.slice(MEMORY_ROOT.length + 1), size, lastChange: last ? summarise(ctx, last) : null });
     }
   }
   const latest: CommitSummary[] = (await queryLog(ctx, {}, LATEST)).map((row) => summarise(ctx, row.entry));

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MAX_REASON_LENGTH, MAX_REF_LENGTH, MAX_VALUE_LENGTH, REDACTION_KINDS, RedactionKind, RedactionRequest, requestField, shownTarget } from '../../operator/redaction';
-import { oneLine } from '../../store/commit-message';
-import { mask } from '../../store/flags/personal-data';
-import { listRedactions, PREVIEW_ITEMS, redactionIds } from '../../store/redaction';
-import type { PreviewItem, RedactionOutcome, RedactionRecord } from '../../store/redaction';
+import { mask, oneLine, PREVIEW_ITEMS, type PreviewItem, type RedactionOutcome, type RedactionRecord } from '../../store';
+import { entryOf } from '../../history/points';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';
 
 /**
@@ -118,7 +116,7 @@ export function segmentsOf(after: string, marker: string): { segments: LineSegme
 }
 
 function previewFile(ctx: AuditContext, item: PreviewItem, marker: string): PreviewFile {
-  const entry = ctx.store.history.get(item.commit);
+  const entry = entryOf(ctx, item.commit);
   return {
     commit: item.commit,
     toolUseId: item.toolUseId,
@@ -131,7 +129,7 @@ function previewFile(ctx: AuditContext, item: PreviewItem, marker: string): Prev
 }
 
 export function previewModel(ctx: AuditContext, request: RedactionRequest, outcome: RedactionOutcome): RedactionPreview {
-  const first = outcome.firstRewritten ? ctx.store.history.get(outcome.firstRewritten) : undefined;
+  const first = outcome.firstRewritten ? entryOf(ctx, outcome.firstRewritten) : undefined;
   return {
     kind: request.kind,
     shownTarget: shownTarget(request),
@@ -206,7 +204,7 @@ function rowOf(record: RedactionRecord): RedactionRow {
 
 /** Every redaction in the audit log (refs/memgit/audit), newest first. */
 export async function listRedactionRows(ctx: AuditContext): Promise<RedactionRow[]> {
-  return (await listRedactions(ctx.store.redaction())).map(rowOf).reverse();
+  return (await ctx.store.redactionLog().records()).map(rowOf).reverse();
 }
 
 /** Old → new rows on one page of a record. */
@@ -230,13 +228,13 @@ export interface RedactionPage {
 }
 
 export async function redactionPage(ctx: AuditContext, id: string, from = 0): Promise<RedactionPage> {
-  const record = (await listRedactions(ctx.store.redaction())).find((r) => r.id === id);
+  const record = (await ctx.store.redactionLog().records()).find((r) => r.id === id);
   if (!record) throw new NotFound(`no redaction ${JSON.stringify(id)} in this store's audit log`);
   const all = Object.entries(record.map);
   if (!Number.isSafeInteger(from) || from < 0 || (from > 0 && from >= all.length)) throw new BadRequest(`from must be a row between 0 and ${Math.max(0, all.length - 1)}`);
   // The map is in history order (the rewrite walks oldest first): show it as written.
   const map = all.slice(from, from + MAP_ROWS_PER_PAGE).map(([old, now]) => {
-    const entry = ctx.store.history.get(now);
+    const entry = entryOf(ctx, now);
     return { old, new: now, call: entry ? summarise(ctx, entry) : null };
   });
   return {
@@ -251,5 +249,5 @@ export async function redactionPage(ctx: AuditContext, id: string, from = 0): Pr
 
 
 export async function redactionCount(ctx: AuditContext): Promise<number> {
-  return (await redactionIds(ctx.store.redaction())).length;
+  return (await ctx.store.redactionLog().ids()).length;
 }

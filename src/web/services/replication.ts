@@ -1,6 +1,5 @@
 import * as fs from 'node:fs';
-import { listRemotes, replicationStatus } from '../../store/replication';
-import type { ReplicationStatus } from '../../store/replication';
+import { listRemotes, replicationStatus, type ReplicationStatus } from '../../store';
 import type { AuditContext } from './context';
 
 /** Where the store is replicated and how far behind each replica is (shown on the overview). */

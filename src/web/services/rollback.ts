@@ -1,6 +1,6 @@
-import type { RollbackOutcome } from '../../store/rollback';
-import { contentsOf } from '../../store/rollback';
+import { contentsOf, type RollbackOutcome } from '../../store';
 import { actionParams, cliPreview, ROLLBACK_BUDGETS, RollbackAction, runRollback } from '../../operator/rollback';
+import { entryOf } from '../../history/points';
 import { yieldToLoop } from './budget';
 import { AuditContext, CommitSummary, entryFor, summarise } from './context';
 import { compareTexts, FileDiffView, pageDiffBudget, withinBudget } from './diff-view';
@@ -51,7 +51,7 @@ export async function describe(ctx: AuditContext, action: RollbackAction, outcom
   const conflictCalls: Record<string, CommitSummary> = {};
   for (const c of outcome.conflicts) {
     for (const call of c.calls) {
-      const entry = ctx.store.history.get(call.commit);
+      const entry = entryOf(ctx, call.commit);
       if (entry) conflictCalls[call.commit] = summarise(ctx, entry);
     }
   }
@@ -62,5 +62,5 @@ export async function describe(ctx: AuditContext, action: RollbackAction, outcom
 function targetOfReset(ctx: AuditContext, outcome: RollbackOutcome): string | null {
   const oldestUndone = outcome.reverts[outcome.reverts.length - 1];
   if (!oldestUndone) return outcome.head;
-  return ctx.store.history.get(oldestUndone)?.parent ?? null;
+  return entryOf(ctx, oldestUndone)?.parent ?? null;
 }

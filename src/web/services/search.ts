@@ -1,3 +1,4 @@
+import { MEMORY_ROOT } from '../../contract/paths';
 import { memoryFilesAt } from '../../history/memory-at';
 import { historySummary } from '../../history/summary';
 import { WorkBudget, yieldToLoop } from './budget';
@@ -87,7 +88,7 @@ export async function search(ctx: AuditContext, q: string, from = 0, budget = ne
     else if (budget.spent) stoppedBy = 'time';
     if (stoppedBy) break;
     const entry = files[index];
-    const rel = entry.path.slice('/memories/'.length);
+    const rel = entry.path.slice(MEMORY_ROOT.length + 1);
     const pathMatch = rel.toLowerCase().includes(needle);
     const text = await textOf(ctx, entry.oid);
     bytesRead += text.length;

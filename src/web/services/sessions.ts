@@ -1,7 +1,7 @@
 import { isNewId } from '../../contract/ids';
 import { listSessions as listSessionRecords, sessionChanges, sessionCommits, sessionTimeline } from '../../history/sessions';
 import type { HistoryEntry } from '../../history/entry';
-import type { TimelineRecord } from '../../store/timeline';
+import type { TimelineRecord } from '../../store';
 import type { CallRecord, SessionRecord } from '../../history/records';
 import { listCalls } from '../../history/calls';
 import { AuditContext, BadRequest, CommitSummary, NotFound, summarise } from './context';

@@ -1,3 +1,4 @@
+import { MEMORY_ROOT } from '../../contract/paths';
 import { directoryAt, fileSize } from '../../history/memory-at';
 import { lastChangeOf as lastChangeAt } from '../../history/revisions';
 import { AuditContext, CommitSummary, entryFor, NotFound, summarise } from './context';
@@ -26,19 +27,19 @@ export interface TreePage {
 
 export async function treePage(ctx: AuditContext, at: string | undefined, dir: string): Promise<TreePage> {
   const atEntry = await entryFor(ctx, at);
-  const path = `/memories${dir ? `/${dir}` : ''}`;
+  const path = `${MEMORY_ROOT}${dir ? `/${dir}` : ''}`;
   const children = await directoryAt(ctx, path, atEntry);
   if (!children) throw new NotFound(`${path} is not a directory at this commit`);
   const rows: TreeRow[] = [];
   for (const child of children.slice(0, MAX_LISTED)) {
     const rel = dir ? `${dir}/${child.name}` : child.name;
     const isDir = child.kind === 'dir';
-    const last = isDir ? undefined : lastChangeAt(ctx, `/memories/${rel}`, atEntry);
+    const last = isDir ? undefined : lastChangeAt(ctx, `${MEMORY_ROOT}/${rel}`, atEntry);
     rows.push({
       name: child.name,
       kind: child.kind,
       rel,
-      size: isDir ? 0 : await fileSize(ctx, `/memories/${rel}`, child.oid, last),
+      size: isDir ? 0 : await fileSize(ctx, `${MEMORY_ROOT}/${rel}`, child.oid, last),
       lastChange: last ? summarise(ctx, last) : null,
     });
   }

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileDiffs } from '../../../src/store/commit-diff';
+import { fileDiffs } from '../../../src/store/history-index/file-diffs';
 import type { HistoryEntry } from '../../../src/store/history-index';
 import { advance, blameFile, BlameState } from '../../../src/history/blame';
 import { computeFacts, fileFacts, utf8 } from '../../../src/store/history-index/facts';

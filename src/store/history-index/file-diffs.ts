@@ -1,9 +1,9 @@
 import { formatPatch, structuredPatch, StructuredPatch } from 'diff';
-import type { HistoryEntry } from './history-index/entry';
-import { MEMORY_ROOT } from './git-reader';
-import type { ObjectStore } from './objects';
-import { KEEP_FILE } from './tree-draft';
-import { beyondEditLength } from './history-index/line-stats';
+import { MEMORY_REPO_ROOT } from '../../contract/paths';
+import type { ObjectStore } from '../objects';
+import { KEEP_FILE } from '../tree-draft';
+import type { HistoryEntry } from './entry';
+import { beyondEditLength } from './line-stats';
 
 /** The memory files one commit changed, with their contents before and after (renames paired). */
 
@@ -18,7 +18,7 @@ export interface FileDiff {
 
 /** Memory files only: the `.keep` placeholders and repository files are storage details. */
 export function isMemoryFile(repoPath: string): boolean {
-  return repoPath.startsWith(`${MEMORY_ROOT}/`) && !repoPath.endsWith(`/${KEEP_FILE}`);
+  return repoPath.startsWith(`${MEMORY_REPO_ROOT}/`) && !repoPath.endsWith(`/${KEEP_FILE}`);
 }
 
 export function fileDiffs(entry: HistoryEntry): FileDiff[] {

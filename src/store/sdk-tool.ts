@@ -1,5 +1,13 @@
 import type { BetaMemoryTool20250818 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import type { ExecutionReport } from './memory-store';
+import type { CommandOutcome } from '../contract/types';
+import { InvalidToolUseError } from './errors';
+import type { ExecutionReport, ToolResult } from './types';
+
+/**
+ * The store in the SDK's terms: the tool_use block a call arrives as, the tool_result it answers with,
+ * and the runnable `memory_20250818` tool for the SDK's tool runner (`store.memoryTool()`; memgit server's
+ * client uses the same shape over HTTP).
+ */
 
 /** Sees every call's report and input before the result goes back to the runner (for logging). */
 export type MemoryToolCallHook = (report: ExecutionReport, input: unknown) => void;
@@ -79,4 +87,23 @@ export function createMemoryTool(
     extra,
     toolError,
   );
+}
+
+/** The tool_use block's id and input, or InvalidToolUseError (exported for edges that check before a store is touched). */
+export function asMemoryToolUse(value: unknown): { id: unknown; input: unknown } {
+  if (!isRecord(value)) throw new InvalidToolUseError('memgit: expected a tool_use block (an object)');
+  if (value.type !== 'tool_use') throw new InvalidToolUseError(`memgit: expected type "tool_use", got ${JSON.stringify(value.type)}`);
+  if (value.name !== 'memory') throw new InvalidToolUseError(`memgit: expected the memory tool (name "memory"), got ${JSON.stringify(value.name)}`);
+  return { id: value.id, input: value.input };
+}
+
+/** The tool_result block of a command's outcome. */
+export function toolResult(id: string, outcome: CommandOutcome): ToolResult {
+  const result: ToolResult = { type: 'tool_result', tool_use_id: id, content: outcome.text };
+  if (outcome.isError) result.is_error = true;
+  return result;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
