@@ -24,9 +24,12 @@ export interface RunningServer {
   readsNeedLogin: boolean;
   /** One line for the start-up output: who may read. */
   accessNotice: string;
-  /** Stop accepting connections and close idle ones. The store stays open (it belongs to the caller). */
+  /** Stop accepting connections, let requests in flight finish (a few seconds at most), close the rest. The store stays open (it belongs to the caller). */
   close: () => Promise<void>;
 }
+
+/** How long close() lets requests in flight finish before it cuts their connections. */
+const CLOSE_GRACE_MS = 3000;
 
 /** Start the audit UI over an open store. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
@@ -50,7 +53,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     accessNotice: accessNotice(policy, options.publicUrl?.replace(/\/+$/, '') ?? `http://${urlHost}:${port}`, options.store.readOnly),
     close: () =>
       new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
+        // A browser keeps connections open (and opens spare ones it may never use); close each as it goes
+        // idle, and after a grace period close whatever is left, so that stopping never hangs on a client.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        const cutoff = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        server.close((error) => {
+          clearInterval(sweep);
+          clearTimeout(cutoff);
+          return error ? reject(error) : resolve();
+        });
         server.closeIdleConnections();
       }),
   };
