@@ -44,6 +44,7 @@ import { benchRedaction, renderRedaction } from './redaction';
 import { benchCallLog, renderCallLog } from './call-log';
 import { hostilePages, renderHostilePages } from './hostile-pages';
 import { benchDetectors, renderDetectors } from './detectors';
+import { benchDisk, DiskResult, diskTargets, renderDisk } from './disk';
 
 interface Options {
   sizes: number[];
@@ -476,47 +477,6 @@ async function serveMemory(store: string, pages: string[]): Promise<{ openedMb: 
 // ---------------------------------------------------------------------------------------------------
 // Disk.
 
-interface DiskResult {
-  files: number;
-  calls: number;
-  before: number;
-  after: number;
-  gcMs: number;
-  packedObjects: number;
-}
-
-async function benchDisk(files: number, opts: Options): Promise<DiskResult> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-bench-disk-'));
-  try {
-    const store = await MemoryStore.open(dir, { log: () => undefined, fsync: false, autoGcLooseObjects: 0 });
-    const calls = opts.diskCalls;
-    for (let call = 0; call < calls; call++) {
-      const file = `/${filePath(call % Math.max(1, files))}`;
-      const input =
-        call < files
-          ? { command: 'create', path: file, file_text: Array.from({ length: 24 }, (_, k) => `- item ${k} of ${file}: worth remembering`).join('\n') + '\n' }
-          : { command: 'insert', path: file, insert_line: 1 + (call % 20), insert_text: `- ${factOf(call)}` };
-      const result = await store.execute({ type: 'tool_use', id: `toolu_disk_${call}`, name: 'memory', input }, { session: sessionOf(call) });
-      if (result.is_error) throw new Error(result.content);
-      if ((call + 1) % 500 === 0) log(`  disk store: ${call + 1}/${calls} calls`);
-    }
-    const objects = path.join(dir, '.git', 'objects');
-    const before = duBytes(objects);
-    const [gcMs, report] = await timed(() => store.gc({ full: true }));
-    const after = duBytes(objects);
-    const fsck = spawnSync('git', ['fsck', '--full'], { cwd: dir, encoding: 'utf8' });
-    if (fsck.status !== 0 || fsck.stdout || fsck.stderr) throw new Error(`git fsck after gc: ${fsck.stdout}${fsck.stderr}`);
-    await store.close();
-    return { files, calls, before, after, gcMs, packedObjects: report.packedObjects };
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-function duBytes(dir: string): number {
-  const out = spawnSync('du', ['-s', '-B1', dir], { encoding: 'utf8' });
-  return Number(out.stdout.split('\t')[0]);
-}
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -586,9 +546,9 @@ async function main(): Promise<void> {
   const disk: DiskResult[] = [];
   for (const files of opts.files) {
     log(`disk: ${opts.diskCalls} calls over ${files} files, before and after gc`);
-    const result = await benchDisk(files, opts);
+    const result = await benchDisk(files, opts.diskCalls, log);
     disk.push(result);
-    log(`  ${mb(result.before)} -> ${mb(result.after)} (gc ${ms(result.gcMs)})`);
+    log(`  ${mb(result.before)} -> git ${mb(result.git.after)} (gc ${ms(result.git.gcMs)}), isomorphic-git ${mb(result.isomorphicGit.after)} (gc ${ms(result.isomorphicGit.gcMs)})`);
   }
   // Server: many stores over HTTP, then a kill -9 under the same load (bench/server.ts).
   const serverOpts = {
@@ -731,26 +691,7 @@ function render(opts: Options, writes: WriteResult[], flat: FlatResult[], reads:
     );
   }
 
-  out.push('## Disk per 1,000 calls, before and after `memgit gc`', '');
-  out.push(
-    table(
-      ['files', 'calls', 'before gc', 'after gc', 'per 1,000 calls before', 'per 1,000 calls after', 'gc time', 'objects packed'],
-      disk.map((d) => [
-        fmtSize(d.files),
-        fmtSize(d.calls),
-        mb(d.before),
-        mb(d.after),
-        mb((d.before * 1000) / d.calls),
-        mb((d.after * 1000) / d.calls),
-        ms(d.gcMs),
-        fmtSize(d.packedObjects),
-      ]),
-    ),
-    '',
-    '`du` of `.git/objects` (allocated blocks). `memgit gc` (full) packs with isomorphic-git: `packObjects` writes every reachable object whole ' +
-      '(zlib-compressed, no deltas) and `indexPack` its index. `git fsck --full` is clean after every gc.',
-    '',
-  );
+  out.push(...renderDisk(disk));
 
   out.push('## Targets', '');
   out.push(...targets(opts, writes, flat, reads, disk), '');
@@ -880,18 +821,7 @@ function targets(opts: Options, writes: WriteResult[], flat: FlatResult[], reads
       );
     }
   } else lines.push('- Audit pages: not measured in this run.');
-  for (const d of disk) {
-    const per = (d.after * 1000) / d.calls;
-    lines.push(`- Disk after gc, ${fmtSize(d.files)} files: ${mb(per)} per 1,000 calls (target ≤ 1 MB): ${verdict(per <= 1024 * 1024)}.`);
-    if (per > 1024 * 1024) {
-      lines.push(
-        `  Why: isomorphic-git's packObjects stores every object whole (no deltas), and each call adds a new version of every tree on the ` +
-          `changed path; with ${fmtSize(d.files)} files in ten directories a directory's tree holds up to ${fmtSize(Math.ceil(d.files / 10))} entries of ` +
-          `~45 bytes, mostly incompressible SHA-1s, so each call costs ${(per / 1000 / 1024).toFixed(1)} KB packed. git's own packs store those trees as deltas against ` +
-          `their previous version; memgit does not write its own pack format, so this stays until isomorphic-git packs with deltas.`,
-      );
-    }
-  }
+  lines.push(...diskTargets(disk));
   return lines;
 }
 

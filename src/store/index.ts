@@ -64,7 +64,7 @@ export {
 export type { CloneOptions, PullReport, PushOptions, PushReport, RemoteConfig, ReplicationPort, ReplicationStatus, ReplicatorOptions } from './replication';
 export type { Finding, FlagRecord } from './flags';
 export { mask } from './flags/personal-data';
-export type { GcOptions, GcReport } from './gc';
+export type { GcEngine, GcOptions, GcReport } from './gc';
 
 // The rules of points in history (the read model resolves points with them).
 export { impossibleDate, isIsoTime, parseIsoTime } from './points';

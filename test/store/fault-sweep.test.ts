@@ -273,23 +273,25 @@ describe.each(COMMANDS)('%s: every fs call under the store fails once', (name, i
   }, SWEEP_TIMEOUT_MS);
 });
 
-describe('gc: every fs call under the store fails once', () => {
+// gc's two engines: git pack-objects (deltas) when git is installed, isomorphic-git without it.
+describe.each(['git', 'isomorphic-git'] as const)('gc (engine %s): every fs call under the store fails once', (engine) => {
   test('loose objects stay until the pack and its index are durable; the store keeps working', async () => {
     const dir = freshCopy();
     const store = await MemoryStore.open(dir, quietLog);
-    const clean = await underFault(dir, 0, 'EIO', () => store.gc({ full: true }));
+    const clean = await underFault(dir, 0, 'EIO', () => store.gc({ full: true, engine }));
     await store.close();
     removeDir(dir);
     expect(clean.error).toBeUndefined();
     expect(clean.value!.packedObjects).toBeGreaterThan(0);
+    expect(clean.value!.engine).toBe(engine);
     const calls = clean.calls;
     const tally: Tally = { points: 0, applied: 0, notApplied: 0, failures: [] };
-    tallies.set('gc', tally);
+    tallies.set(`gc (${engine})`, tally);
     const points = process.env.MEMGIT_SWEEP === 'full' ? calls.map((_, i) => i + 1) : distinctCalls(calls, dir);
     for (const k of points) {
       for (const code of codesFor(calls[k - 1])) {
         tally.points++;
-        if (!DRY_RUN) await runGcPoint(k, code, tally);
+        if (!DRY_RUN) await runGcPoint(k, code, tally, engine);
       }
     }
     expect(tally.failures).toEqual([]);
@@ -298,13 +300,13 @@ describe('gc: every fs call under the store fails once', () => {
   }, SWEEP_TIMEOUT_MS);
 });
 
-async function runGcPoint(failAt: number, code: FaultCode, tally: Tally): Promise<void> {
+async function runGcPoint(failAt: number, code: FaultCode, tally: Tally, engine: 'git' | 'isomorphic-git'): Promise<void> {
   const dir = freshCopy();
   const problems: string[] = [];
-  let where = `gc ${code} at call ${failAt}`;
+  let where = `gc (${engine}) ${code} at call ${failAt}`;
   let store: MemoryStore | null = await MemoryStore.open(dir, quietLog);
   try {
-    const run = await underFault(dir, failAt, code, () => store!.gc({ full: true }));
+    const run = await underFault(dir, failAt, code, () => store!.gc({ full: true, engine }));
     where += ` (${run.failed?.name} ${run.failed ? path.relative(dir, run.failed.file) : '-'})`;
     if (run.error === undefined) tally.applied++;
     else tally.notApplied++;
@@ -317,7 +319,7 @@ async function runGcPoint(failAt: number, code: FaultCode, tally: Tally): Promis
     if (listing.is_error) problems.push(`view after gc failed: ${listing.content}`);
     await store.close();
     store = await MemoryStore.open(dir, quietLog);
-    await store.gc({ full: true });
+    await store.gc({ full: true, engine });
     const next = await store.execute(toolUse('toolu_gc_next', { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'ONE' }), SESSION);
     if (next.is_error) problems.push(`call after reopen failed: ${next.content}`);
     await store.close();

@@ -1,6 +1,7 @@
 /**
- * Packing (MemoryStore.gc through isomorphic-git's packObjects/indexPack) and the objects and index the
- * write path has isomorphic-git write, checked with the real git CLI. No timings here: performance lives in bench/.
+ * Packing (MemoryStore.gc: git pack-objects with deltas when git is installed, isomorphic-git's
+ * packObjects/indexPack otherwise) and the objects and index the write path has isomorphic-git write,
+ * checked with the real git CLI. No timings here: performance lives in bench/.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -112,7 +113,7 @@ describe('the write path has isomorphic-git write objects and the index as git d
   });
 });
 
-describe('gc packs the store with isomorphic-git and keeps it correct for git and memgit', () => {
+describe.each(['isomorphic-git', 'git'] as const)('gc packs the store (engine %s) and keeps it correct for git and memgit', (engine) => {
   it('packs a store: fsck clean, history readable by git, store keeps working, loose objects gone', async () => {
     const dir = makeTempDir();
     try {
@@ -123,7 +124,8 @@ describe('gc packs the store with isomorphic-git and keeps it correct for git an
       const looseBefore = Number(/count: (\d+)/.exec(sh(dir, 'git count-objects -v'))![1]);
       expect(looseBefore).toBeGreaterThan(400);
 
-      const report = await store.gc({ full: true });
+      const report = await store.gc({ full: true, engine });
+      expect(report.engine).toBe(engine);
       expect(report.packedObjects).toBeGreaterThan(400);
       const counts = sh(dir, 'git count-objects -v');
       expect(counts).toMatch(/^count: 0$/m);
@@ -154,7 +156,7 @@ describe('gc packs the store with isomorphic-git and keeps it correct for git an
       const incremental = await reopened.gc();
       expect(incremental.full).toBe(false);
       expect(sh(dir, 'git count-objects -v')).toMatch(/^packs: 2$/m);
-      await reopened.gc({ full: true });
+      expect((await reopened.gc({ full: true, engine })).engine).toBe(engine);
       expect(sh(dir, 'git count-objects -v')).toMatch(/^packs: 1$/m);
       const final = gitReport(dir);
       expect(final.fsckOutput).toBe('');
@@ -169,7 +171,7 @@ describe('gc packs the store with isomorphic-git and keeps it correct for git an
     }
   });
 
-  it('runs automatically in the background once loose objects pile up', async () => {
+  if (engine === 'isomorphic-git') it('runs automatically in the background once loose objects pile up', async () => {
     const dir = makeTempDir();
     try {
       const store = await MemoryStore.open(dir, { autoGcLooseObjects: 256, fsync: false });
@@ -178,6 +180,104 @@ describe('gc packs the store with isomorphic-git and keeps it correct for git an
       expect(fs.readdirSync(path.join(dir, '.git/objects/pack')).some((n) => n.endsWith('.idx'))).toBe(true);
       expect(sh(dir, 'git fsck --full 2>&1')).toBe('');
     } finally {
+      removeDir(dir);
+    }
+  });
+});
+
+describe('the git engine: deltas from the git binary, memgit deciding what stays', () => {
+  /** The objects a pack holds, by `git show-index`. */
+  const packedOids = (dir: string) => new Set(sh(dir, 'for i in .git/objects/pack/*.idx; do git show-index < "$i"; done').trim().split('\n').map((l) => l.split(' ')[1]));
+
+  it('holds exactly the objects isomorphic-git packs, in a smaller pack; a second gc has nothing to do', async () => {
+    const dir = makeTempDir();
+    const twin = makeTempDir();
+    try {
+      const store = await MemoryStore.open(dir, { autoGcLooseObjects: 0 });
+      await workload(store, 150, 'g');
+      await store.close();
+      fs.cpSync(dir, twin, { recursive: true });
+      const mine = await MemoryStore.open(dir, { autoGcLooseObjects: 0 });
+      const viaGit = await mine.gc({ full: true });
+      expect(viaGit.engine).toBe('git'); // the tests run where git is installed
+      const theirs = await MemoryStore.open(twin, { autoGcLooseObjects: 0 });
+      const viaIso = await theirs.gc({ full: true, engine: 'isomorphic-git' });
+      await theirs.close();
+      expect([...packedOids(dir)].sort()).toEqual([...packedOids(twin)].sort());
+      expect(viaGit.packedObjects).toBe(viaIso.packedObjects);
+      // The same notes edited call after call: deltas keep one copy and the edits.
+      expect(viaGit.packBytes * 1.3).toBeLessThan(viaIso.packBytes);
+      expect(sh(dir, 'git verify-pack -v .git/objects/pack/*.idx')).toMatch(/chain length = [1-9]/);
+      expect(sh(dir, 'git fsck --full --strict 2>&1')).toBe('');
+      expect(JSON.parse(fs.readFileSync(path.join(dir, '.git/memgit/gc-v1.json'), 'utf8'))).toEqual({ pack: path.basename(sh(dir, 'ls .git/objects/pack/*.pack').trim(), '.pack') });
+
+      const again = await mine.gc({ full: true });
+      expect(again).toMatchObject({ upToDate: true, engine: 'git', packedObjects: 0 });
+      // A store isomorphic-git packed is compressed by git on the next full gc, though it is one pack already.
+      const twinStore = await MemoryStore.open(twin, { autoGcLooseObjects: 0 });
+      const recompressed = await twinStore.gc({ full: true });
+      expect(recompressed).toMatchObject({ upToDate: false, engine: 'git', packsRemoved: 1, packedObjects: viaIso.packedObjects });
+      await twinStore.close();
+      expect(sh(twin, 'git fsck --full --strict 2>&1')).toBe('');
+      // memgit reads git's deltified pack after a reopen.
+      await mine.close();
+      const reopened = await MemoryStore.open(dir, { autoGcLooseObjects: 0 });
+      const view = await reopened.execute(call('toolu_g_view', { command: 'view', path: '/memories/topic-1/note-1.md' }), { session: 's' });
+      expect(view.is_error).toBeFalsy();
+      expect(view.content).toContain(fs.readFileSync(path.join(dir, 'memories/topic-1/note-1.md'), 'utf8').split('\n')[0]);
+      await reopened.close();
+    } finally {
+      removeDir(dir);
+      removeDir(twin);
+    }
+  });
+
+  it('keeps what only a memgit ref reaches, never what only the git index names, and never touches refs', async () => {
+    const dir = makeTempDir();
+    try {
+      const store = await MemoryStore.open(dir, { autoGcLooseObjects: 0 });
+      await workload(store, 20, 'r');
+      // A commit reachable only from a ref under refs/memgit (as the redaction audit log is).
+      const kept = sh(dir, 'git commit-tree -m kept $(git rev-parse HEAD^{tree})').trim();
+      sh(dir, `git update-ref refs/memgit/test-kept ${kept}`);
+      // A blob only the git index names (a stray \`git add\`).
+      const stray = sh(dir, 'echo "a secret only the index names" | git hash-object -w --stdin').trim();
+      sh(dir, `git update-index --add --cacheinfo 100644,${stray},stray.txt`);
+      const refsBefore = sh(dir, 'git for-each-ref --format="%(refname) %(objectname)"');
+      const report = await store.gc({ full: true, pruneUnreachable: true });
+      expect(report.engine).toBe('git');
+      const packed = packedOids(dir);
+      expect(packed.has(kept)).toBe(true);
+      expect(packed.has(stray)).toBe(false);
+      expect(fs.existsSync(path.join(dir, '.git/objects', stray.slice(0, 2), stray.slice(2)))).toBe(false);
+      expect(sh(dir, 'git for-each-ref --format="%(refname) %(objectname)"')).toBe(refsBefore);
+      expect(fs.existsSync(path.join(dir, '.git/packed-refs'))).toBe(false);
+      await store.close();
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it('without git on PATH: auto packs with isomorphic-git and says why; engine git is refused and changes nothing', async () => {
+    const dir = makeTempDir();
+    const pathBefore = process.env.PATH;
+    try {
+      const store = await MemoryStore.open(dir, { autoGcLooseObjects: 0 });
+      await workload(store, 20, 'n');
+      const looseBefore = sh(dir, 'git count-objects -v');
+      process.env.PATH = path.join(dir, 'no-such-bin');
+      await expect(store.gc({ full: true, engine: 'git' })).rejects.toThrow(/git binary is not installed/);
+      process.env.PATH = pathBefore;
+      expect(sh(dir, 'git count-objects -v')).toBe(looseBefore);
+      process.env.PATH = path.join(dir, 'no-such-bin');
+      const report = await store.gc({ full: true });
+      process.env.PATH = pathBefore;
+      expect(report).toMatchObject({ engine: 'isomorphic-git', upToDate: false });
+      expect(report.engineNote).toMatch(/git is not installed/);
+      expect(sh(dir, 'git fsck --full --strict 2>&1')).toBe('');
+      await store.close();
+    } finally {
+      process.env.PATH = pathBefore;
       removeDir(dir);
     }
   });
