@@ -1,4 +1,4 @@
-import type * as nodeFs from 'node:fs';
+import * as nodeFs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
 import type { BudgetSlot, CacheBudget } from './cache-budget';
@@ -58,6 +58,13 @@ export class ObjectStore {
   private readonly readFs: DurableFs['gitFs'];
   private packListing: string[] | null = null;
   private gitdirStat: unknown = null;
+  /**
+   * The loose objects on disk, listed once (null: not listed; 'too-many': probe each on disk). isomorphic-
+   * git looks for every object loose before it looks in the packs, so reading a packed history would
+   * otherwise probe the disk once per object. Objects this store writes are added; another process's are
+   * found by the retry that follows a failed read (read() lists again), and gc drops the listing.
+   */
+  private looseNames: Set<string> | 'too-many' | null = null;
 
   constructor(
     readonly fs: DurableFs,
@@ -73,6 +80,10 @@ export class ObjectStore {
       this.packListing ??= (await base.readdir(dir)) as string[];
       return [...this.packListing];
     }) as typeof base.readdir;
+    promises.readFile = (async (file: string, options?: BufferEncoding) => {
+      if (typeof file === 'string' && this.knownNotLoose(file)) throw NOT_LOOSE;
+      return base.readFile(file, options);
+    }) as typeof base.readFile;
     promises.stat = (async (file: string, options?: nodeFs.StatOptions) => {
       if (path.normalize(file) !== path.normalize(gitdir)) return base.stat(file, options);
       this.gitdirStat ??= await base.stat(file, options);
@@ -87,9 +98,10 @@ export class ObjectStore {
     try {
       return await read(args);
     } catch (error) {
-      if (this.packListing === null && this.gitdirStat === null) throw error;
+      if (this.packListing === null && this.gitdirStat === null && this.looseNames === null) throw error;
       this.packListing = null;
       this.gitdirStat = null;
+      this.looseNames = null;
       return read(args);
     }
   }
@@ -105,6 +117,15 @@ export class ObjectStore {
     if (Date.now() - this.lastYield < 50) return;
     await new Promise((resolve) => setImmediate(resolve));
     this.lastYield = Date.now();
+  }
+
+  /** Is `file` a loose object path of this store that is certainly not on disk (nor staged)? */
+  private knownNotLoose(file: string): boolean {
+    const match = LOOSE_PATH.exec(file);
+    if (!match || path.normalize(path.dirname(path.dirname(path.dirname(file)))) !== path.normalize(this.gitdir)) return false;
+    if (this.fs.isStaged(file)) return false;
+    this.looseNames ??= listLooseObjects(path.join(this.gitdir, 'objects'));
+    return this.looseNames !== 'too-many' && !this.looseNames.has(match[1] + match[2]);
   }
 
   private get args() {
@@ -124,6 +145,19 @@ export class ObjectStore {
     const entries = tree as TreeEntry[];
     this.cacheTree(oid, entries);
     return entries;
+  }
+
+  /**
+   * A tree's raw bytes, entries unparsed and not cached here: the history index's rebuild from git walks
+   * every tree along each commit's changed path once (raw-tree-diff.ts), and parsing or keeping them would
+   * cost more than the walk.
+   */
+  async readTreeContent(oid: string): Promise<Uint8Array> {
+    await this.yieldSometimes();
+    this.countRead();
+    const { type, object } = await this.read((args) => git.readObject({ ...args, oid, format: 'content' }));
+    if (type !== 'tree') throw new Error(`object ${oid} is a ${type}, not a tree`);
+    return object as Uint8Array;
   }
 
   private cacheTree(oid: string, entries: TreeEntry[]): void {
@@ -170,6 +204,7 @@ export class ObjectStore {
   private async writeLoose(type: LooseType, content: Uint8Array): Promise<string> {
     const { oid, deflated } = encodeLoose(type, content);
     await git.writeObject({ fs: this.readFs, gitdir: this.gitdir, type, object: deflated, format: 'deflated', oid });
+    if (this.looseNames instanceof Set) this.looseNames.add(oid);
     return oid;
   }
 
@@ -263,6 +298,7 @@ export class ObjectStore {
   forgetPacks(): void {
     this.packCache.release();
     this.packListing = null;
+    this.looseNames = null;
     for (const key of Reflect.ownKeys(this.gitCache)) delete (this.gitCache as Record<PropertyKey, unknown>)[key];
   }
 
@@ -282,6 +318,34 @@ export class ObjectStore {
     }
     return current;
   }
+}
+
+const LOOSE_PATH = /[\\/]objects[\\/]([0-9a-f]{2})[\\/]([0-9a-f]{38})$/;
+/** Beyond this many loose objects the listing is not kept (each object is probed on disk instead). */
+const LOOSE_LISTING_LIMIT = 100_000;
+/** The answer to a probe for an object known not to be loose: one error, built once (isomorphic-git only tests for failure). */
+const NOT_LOOSE: NodeJS.ErrnoException = Object.assign(new Error('ENOENT: no such loose object'), { code: 'ENOENT' });
+
+function listLooseObjects(objectsDir: string): Set<string> | 'too-many' {
+  const names = new Set<string>();
+  let fans: string[];
+  try {
+    fans = nodeFs.readdirSync(objectsDir);
+  } catch {
+    return names;
+  }
+  for (const fan of fans) {
+    if (!/^[0-9a-f]{2}$/.test(fan)) continue;
+    let files: string[];
+    try {
+      files = nodeFs.readdirSync(path.join(objectsDir, fan));
+    } catch {
+      continue;
+    }
+    for (const file of files) if (file.length === 38) names.add(fan + file);
+    if (names.size > LOOSE_LISTING_LIMIT) return 'too-many';
+  }
+  return names;
 }
 
 /** One file that differs between two trees (null = absent on that side). */

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { parseCommitMessage } from '../commit-message';
 import { isMemoryFile } from './file-diffs';
 import { diffTrees, ObjectStore, ReadCommitResult } from '../objects';
+import { diffTreesRaw } from '../raw-tree-diff';
 import { SerialQueue } from '../write-lock';
 import { BlameIndex } from './blame-index';
 import { HistoryEntry, makeEntry } from './entry';
@@ -148,7 +149,7 @@ export class HistoryIndex {
     }
     const indexing = this.progress('indexing history');
     for (const [k, { oid, commit }] of missing.entries()) {
-      const changes = await diffTrees(this.objects, parentTree, commit.tree);
+      const changes = await diffTreesRaw(this.objects, parentTree, commit.tree);
       const entry = makeEntry(oid, commit.parent[0] ?? null, commit.committer.timestamp, parseCommitMessage(commit.message), changes, commit.tree);
       if (this.add(entry)) added.push(entry);
       parentTree = commit.tree;
