@@ -1,3 +1,4 @@
+import { LruMap } from '../store';
 import type { BudgetSlot, CacheBudget } from '../store';
 import type { BlameState } from '../store/history-index/blame-step';
 
@@ -53,7 +54,7 @@ export function roughBytes(value: unknown, depth = 0): number {
  * `budget`, entries are also dropped when the budget needs room (whichever cache used it least recently).
  */
 export class LruCache<K, V> {
-  private readonly map = new Map<K, { value: V; weight: number; slot: BudgetSlot | null }>();
+  private readonly map = new LruMap<K, { value: V; weight: number; slot: BudgetSlot | null }>();
   private total = 0;
   constructor(
     private readonly limit: number,
@@ -64,10 +65,8 @@ export class LruCache<K, V> {
   ) {}
 
   get(key: K): V | undefined {
-    const slot = this.map.get(key);
+    const slot = this.map.get(key); // now the most recently used
     if (slot !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, slot);
       if (slot.slot) this.budget!.touch(slot.slot);
     }
     return slot?.value;
@@ -79,14 +78,14 @@ export class LruCache<K, V> {
     if (weight > this.maxEntryWeight || weight > this.maxWeight) return;
     const entry = { value, weight, slot: null as BudgetSlot | null };
     if (this.budget) {
-      const slot: BudgetSlot = { evict: () => this.map.get(key) === entry && this.delete(key) };
+      const slot: BudgetSlot = { evict: () => this.map.peek(key) === entry && this.delete(key) };
       // Counted as the budget sees it (at least a small header per entry): a cache of tiny entries is no free ride.
       if (!this.budget.charge(slot, Math.max(weight, 64))) return;
       entry.slot = slot;
     }
     this.map.set(key, entry);
     this.total += weight;
-    while (this.map.size > this.limit || this.total > this.maxWeight) this.delete(this.map.keys().next().value as K);
+    while (this.map.size > this.limit || this.total > this.maxWeight) this.delete(this.map.oldestKey() as K);
   }
 
   /** Estimated bytes held. */
@@ -99,7 +98,7 @@ export class LruCache<K, V> {
   }
 
   private delete(key: K): void {
-    const old = this.map.get(key);
+    const old = this.map.peek(key);
     if (old === undefined) return;
     this.map.delete(key);
     this.total -= old.weight;

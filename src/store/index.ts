@@ -21,6 +21,7 @@ export { oneLine } from './commit-message';
 export type { CallEntry } from './call-log';
 export type { ContextClearedEvent, EventAnchor, NewTimelineEvent, TimelineEvent, TimelineRecord } from './timeline';
 export { CacheBudget } from './cache-budget';
+export { LruMap } from './lru-map';
 export type { BudgetSlot } from './cache-budget';
 
 // One error class per failure mode, each a MemgitError.

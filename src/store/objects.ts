@@ -4,6 +4,7 @@ import git from 'isomorphic-git';
 import type { BudgetSlot, CacheBudget } from './cache-budget';
 import type { DurableFs } from './durable-fs';
 import { blobOid, commitContent, encodeLoose, LooseType, treeContent } from './loose-object';
+import { LruMap } from './lru-map';
 import { PackCacheTuner } from './pack-cache';
 
 /**
@@ -44,7 +45,7 @@ export class ObjectStore {
   readonly gitCache: object = {};
   private readonly packCache: PackCacheTuner;
   private readonly trees = new Map<string, TreeEntry[]>();
-  private readonly recentBlobs = new Map<string, Uint8Array>();
+  private readonly recentBlobs = new LruMap<string, Uint8Array>();
   /** With a shared budget: the slot of each cached tree and blob (see cache-budget.ts). */
   private readonly treeSlots = new Map<string, BudgetSlot>();
   private readonly blobSlots = new Map<string, BudgetSlot>();
@@ -185,10 +186,8 @@ export class ObjectStore {
   }
 
   async readBlob(oid: string): Promise<Uint8Array> {
-    const recent = this.recentBlobs.get(oid);
+    const recent = this.recentBlobs.get(oid); // now the most recently used
     if (recent) {
-      this.recentBlobs.delete(oid); // most recently used goes last
-      this.recentBlobs.set(oid, recent);
       const slot = this.blobSlots.get(oid);
       if (slot) this.budget!.touch(slot);
       return recent;
@@ -232,12 +231,12 @@ export class ObjectStore {
     this.recentBlobs.set(oid, bytes);
     this.recentBlobBytes += bytes.byteLength;
     while (this.recentBlobs.size > RECENT_BLOB_LIMIT || this.recentBlobBytes > RECENT_BLOBS_BYTES) {
-      this.forgetBlob(this.recentBlobs.keys().next().value!);
+      this.forgetBlob(this.recentBlobs.oldestKey()!);
     }
   }
 
   private forgetBlob(oid: string): void {
-    const old = this.recentBlobs.get(oid);
+    const old = this.recentBlobs.peek(oid);
     if (old) {
       this.recentBlobs.delete(oid);
       this.recentBlobBytes -= old.byteLength;

@@ -21,6 +21,7 @@
  */
 
 import type { BudgetSlot, CacheBudget } from './cache-budget';
+import { LruMap } from './lru-map';
 
 /** What GitPackIndex.readSlice caches per offset. */
 interface SliceResult {
@@ -44,12 +45,12 @@ const RELEASE = Symbol('memgit release offsetCache');
  * a shared `budget`, its objects also count there and are dropped when the budget needs room.
  */
 export function boundedOffsetCache(maxBytes = PACK_CACHE_BYTES, budget?: CacheBudget): Record<string, SliceResult | undefined> {
-  const entries = new Map<string, SliceResult>();
+  const entries = new LruMap<string, SliceResult>();
   const slots = new Map<string, BudgetSlot>();
   let bytes = 0;
   const sizeOf = (value: SliceResult) => value.object.byteLength;
   const drop = (key: string) => {
-    const old = entries.get(key);
+    const old = entries.peek(key);
     if (old) {
       entries.delete(key);
       bytes -= sizeOf(old);
@@ -68,10 +69,8 @@ export function boundedOffsetCache(maxBytes = PACK_CACHE_BYTES, budget?: CacheBu
         return true;
       }
       if (typeof key !== 'string') return undefined;
-      const value = entries.get(key);
+      const value = entries.get(key); // now the most recently used
       if (value) {
-        entries.delete(key); // most recently used goes last
-        entries.set(key, value);
         const slot = slots.get(key);
         if (slot) budget!.touch(slot);
       }
@@ -88,7 +87,7 @@ export function boundedOffsetCache(maxBytes = PACK_CACHE_BYTES, budget?: CacheBu
       }
       entries.set(key, value);
       bytes += sizeOf(value);
-      while (bytes > maxBytes) drop(entries.keys().next().value!);
+      while (bytes > maxBytes) drop(entries.oldestKey()!);
       return true;
     },
     has(_target, key) {
