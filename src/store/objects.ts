@@ -378,17 +378,29 @@ export async function diffTrees(
   for (const name of oldEntries.keys()) if (!newEntries.has(name)) names.push(name);
   const changes: FileChange[] = [];
   for (const name of names.sort()) {
-    const before = oldEntries.get(name) ?? null;
-    const after = newEntries.get(name) ?? null;
     const full = prefix ? `${prefix}/${name}` : name;
-    const beforeTree = before?.type === 'tree' ? before.oid : null;
-    const afterTree = after?.type === 'tree' ? after.oid : null;
-    if (beforeTree || afterTree) changes.push(...(await diffTrees(objects, beforeTree, afterTree, full)));
-    const beforeBlob = before && before.type !== 'tree' ? before.oid : null;
-    const afterBlob = after && after.type !== 'tree' ? after.oid : null;
-    if (beforeBlob !== afterBlob) changes.push({ path: full, oldOid: beforeBlob, newOid: afterBlob });
+    await pushChangesAt(changes, full, oldEntries.get(name) ?? null, newEntries.get(name) ?? null, (a, b) => diffTrees(objects, a, b, full));
   }
   return changes;
+}
+
+/**
+ * The changes at one name that differs between two trees, in diffTrees's order: what changed below it
+ * (when either side is a folder, through `below`), then the file itself (when either side is a file).
+ */
+export async function pushChangesAt(
+  changes: FileChange[],
+  full: string,
+  before: Pick<TreeEntry, 'type' | 'oid'> | null,
+  after: Pick<TreeEntry, 'type' | 'oid'> | null,
+  below: (beforeTree: string | null, afterTree: string | null) => Promise<FileChange[]>,
+): Promise<void> {
+  const beforeTree = before?.type === 'tree' ? before.oid : null;
+  const afterTree = after?.type === 'tree' ? after.oid : null;
+  if (beforeTree || afterTree) changes.push(...(await below(beforeTree, afterTree)));
+  const beforeBlob = before && before.type !== 'tree' ? before.oid : null;
+  const afterBlob = after && after.type !== 'tree' ? after.oid : null;
+  if (beforeBlob !== afterBlob) changes.push({ path: full, oldOid: beforeBlob, newOid: afterBlob });
 }
 
 /** Every file below a tree, as repository paths with blob oids. */

@@ -1,4 +1,4 @@
-import { diffTrees, FileChange, ObjectStore } from './objects';
+import { diffTrees, FileChange, ObjectStore, pushChangesAt } from './objects';
 
 /**
  * diffTrees over the trees' raw bytes, for rebuilding the history index from git (a cold open reads every
@@ -29,12 +29,7 @@ export async function diffTreesRaw(objects: ObjectStore, oldTree: string | null,
       now ??= differing[k].after;
     }
     const full = prefix ? `${prefix}/${name}` : name;
-    const beforeTree = was?.type === 'tree' ? was.oid : null;
-    const afterTree = now?.type === 'tree' ? now.oid : null;
-    if (beforeTree || afterTree) changes.push(...(await diffTreesRaw(objects, beforeTree, afterTree, full)));
-    const beforeBlob = was && was.type !== 'tree' ? was.oid : null;
-    const afterBlob = now && now.type !== 'tree' ? now.oid : null;
-    if (beforeBlob !== afterBlob) changes.push({ path: full, oldOid: beforeBlob, newOid: afterBlob });
+    await pushChangesAt(changes, full, was, now, (a, b) => diffTreesRaw(objects, a, b, full));
   }
   return changes;
 }
