@@ -85,8 +85,15 @@ export class StoreFencedError extends MemgitError {
 export class StoreSyncingError extends MemgitError {
   static override readonly code: ErrorCode = 'store_syncing';
 
-  constructor(readonly storeId: string) {
-    super(`store ${JSON.stringify(storeId)} is being brought up to date from its git server; retry in a moment`);
+  constructor(
+    readonly storeId: string,
+    reason?: string,
+  ) {
+    super(
+      reason
+        ? `store ${JSON.stringify(storeId)} cannot be served until it is checked against its git server (${reason}); nothing was written; retry in a moment`
+        : `store ${JSON.stringify(storeId)} is being brought up to date from its git server; retry in a moment`,
+    );
   }
 }
 
@@ -349,7 +356,10 @@ export class FleetNode implements StoreGate {
    */
   private async syncFolder(id: string, dir: string, always = false): Promise<void> {
     const url = this.remoteUrl(id);
-    const remoteHead = await remoteBranchHead({ url, tokenEnv: this.tokenEnv, user: this.user });
+    // A node that cannot ask the git server cannot know whether its copy is current: it does not serve it.
+    const remoteHead = await remoteBranchHead({ url, tokenEnv: this.tokenEnv, user: this.user }).catch((error: unknown) => {
+      throw new StoreSyncingError(id, errorDetail(error));
+    });
     const localHead = await localBranchHead(dir);
     const hasFolder = fs.existsSync(path.join(dir, '.git'));
     if (remoteHead === null) {

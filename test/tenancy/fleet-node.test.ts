@@ -201,6 +201,12 @@ describe('a node of a fleet', () => {
     expect(refused.status).toBe(503);
     expect(refused.error!.type).toBe('api_error');
     expect(refused.error!.message).toContain('not acknowledged');
+    // A store the node has not opened yet cannot be checked against the git server: it is not served.
+    const unchecked = await call(a, 'acme-4', 'toolu_fleet_unchecked', create('u.md', 'u\n'));
+    expect(unchecked.status).toBe(503);
+    expect(unchecked.error!.type).toBe('overloaded_error');
+    expect(unchecked.error!.message).toContain('cannot be served until it is checked against its git server');
+    expect(fs.existsSync(path.join(base, 'node-a', 'acme-4'))).toBe(false);
     git = await startGitHttpServer({ root: gitRoot, username: USER, password: TOKEN, port });
     expect(remoteCalls('acme-2')).not.toContain('toolu_fleet_c1');
     const retried = await call(a, 'acme-2', 'toolu_fleet_c1', create('c1.md', 'one\n'));
