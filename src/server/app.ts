@@ -78,6 +78,8 @@ export interface MountTools {
   rateLimit: (points?: (req: Request) => number) => RequestHandler;
   /** A JSON body (415 if not JSON) within --body-limit and the body budgets, as the tool API reads it. */
   jsonBody: RequestHandler;
+  /** This server is a node of a fleet: a mounted route that writes acknowledges as the tool API does. */
+  fleet?: FleetNode;
 }
 
 const TOOL_CALL_FIELDS = new Set(['tool_use', 'session']);
@@ -199,7 +201,7 @@ export function createServerApp(options: ServerAppOptions): Express {
 
   // Mounted routes (MCP) come before the UI, whose /stores/{id}/... catch-all would take their paths.
   const jsonBody: RequestHandler = (req, res, next) => jsonOnly(req, res, (error?: unknown) => (error ? next(error) : json(req, res, next)));
-  options.mount?.(app, { authorizer, registry, rateLimit, jsonBody });
+  options.mount?.(app, { authorizer, registry, rateLimit, jsonBody, fleet });
 
   if (options.ui) {
     const ui = options.ui;

@@ -14,6 +14,7 @@ import {
   MemoryStore,
   pushToRemote,
   remoteBranchHead,
+  replicationStatus,
   ReplicationStoppedError,
 } from '../store';
 import { assertStoreId } from './store-id';
@@ -245,6 +246,25 @@ export class FleetNode implements StoreGate {
     const origin = remotes.find((r) => r.name === 'origin');
     if (!origin) await addRemote(args, { name: 'origin', url, tokenEnv: this.tokenEnv, user: this.user, auto: false });
     else if (origin.url !== url) this.log(`store ${id}: its remote origin is ${origin.url}, not the fleet's ${url}; the fleet pushes to origin`);
+    // Every commit this node makes reaches the git server without waiting for the next call: in local
+    // mode at once (the acknowledgement did not wait for it), in replicated mode a second later for the
+    // commits no acknowledgement pushed (an operator's rollback in the audit UI, say).
+    let timer: NodeJS.Timeout | null = null;
+    store.replication().onCommitted(() => {
+      if (this.ack === 'local') return this.pushInBackground(id, store);
+      if (timer) return;
+      timer = setTimeout(() => {
+        timer = null;
+        if (this.states.get(id)?.phase !== 'serving') return;
+        // Only when something is left to push (an acknowledged call's push has usually carried it all).
+        getRemote({ fs, gitdir: store.gitdir }, 'origin')
+          .then((remote) => {
+            if (replicationStatus(store.replication(), remote).lagCommits > 0) this.pushInBackground(id, store);
+          })
+          .catch(() => undefined);
+      }, 1000);
+      timer.unref();
+    });
     // Commits left unpushed by an earlier life of this node (local mode, or a push that failed) go now.
     if (this.ack === 'local') this.pushInBackground(id, store);
   }
@@ -256,10 +276,7 @@ export class FleetNode implements StoreGate {
    */
   async acknowledge(id: string, store: MemoryStore, commit: string): Promise<void> {
     this.admit(id);
-    if (this.ack === 'local') {
-      this.pushInBackground(id, store);
-      return;
-    }
+    if (this.ack === 'local') return; // pushed in the background as it was committed (opened)
     let head: string;
     try {
       head = await this.push(id, store);

@@ -10,7 +10,11 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import pino from 'pino';
-import { startServer, RunningMemgitServer } from '../../src/server/server';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startMemgitServer } from '../../src/compose/server';
+import type { RunningMemgitServer } from '../../src/server/server';
 import { createKey } from '../../src/tenancy/keys';
 import { placeStore, placementBalance, placementOrder, type AckMode } from '../../src/tenancy/fleet';
 import { makeTempDir, removeDir, toolUse } from '../store/git-helpers';
@@ -40,10 +44,12 @@ async function startNode(name: string, ack: AckMode = 'replicated'): Promise<Run
   fs.mkdirSync(path.join(root, '.memgit'), { recursive: true, mode: 0o700 });
   // The nodes share their keys: the same keys file in every root.
   fs.copyFileSync(path.join(base, 'keys-root', '.memgit', 'keys.json'), path.join(root, '.memgit', 'keys.json'));
-  const node = await startServer({
+  const node = await startMemgitServer({
     root,
     port: 0,
     logger: pino({ level: 'silent' }),
+    ui: false,
+    log: () => undefined,
     fleet: { node: name, remote: `${git.url}/{store}.git`, tokenEnv: TOKEN_ENV, user: USER, ack, log: () => undefined },
   });
   nodes.push(node);
@@ -65,7 +71,7 @@ const view = (file: string) => ({ command: 'view', path: `/memories/${file}` });
 
 beforeAll(async () => {
   process.env[TOKEN_ENV] = TOKEN;
-  for (const store of ['acme-1', 'acme-2', 'acme-3', 'acme-4']) createBareRepository(gitRoot, `${store}.git`, { initialBranch: 'main' });
+  for (const store of ['acme-1', 'acme-2', 'acme-3', 'acme-4', 'acme-5']) createBareRepository(gitRoot, `${store}.git`, { initialBranch: 'main' });
   git = await startGitHttpServer({ root: gitRoot, username: USER, password: TOKEN });
   fs.mkdirSync(path.join(base, 'keys-root'), { mode: 0o700 });
   key = (await createKey(path.join(base, 'keys-root'), { stores: ['acme-*'], scope: 'write', create: true })).key;
@@ -221,10 +227,12 @@ describe('a node of a fleet', () => {
     expect((await call(b, 'acme-3', 'toolu_fleet_d2', create('d2.md', 'b\n'))).status).toBe(200);
     // node-a comes back on its root: its copy of acme-3 is one commit behind the git server.
     const root = path.join(base, 'node-a');
-    const again = await startServer({
+    const again = await startMemgitServer({
       root,
       port: 0,
       logger: pino({ level: 'silent' }),
+    ui: false,
+    log: () => undefined,
       fleet: { node: 'node-a', remote: `${git.url}/{store}.git`, tokenEnv: TOKEN_ENV, user: USER, ack: 'replicated', log: () => undefined },
     });
     nodes.push(again);
@@ -234,6 +242,21 @@ describe('a node of a fleet', () => {
     const health = (await (await fetch(`${again.url}/healthz`)).json()) as { fleet: { resynced: number; setAsideWithUnpushed: number } };
     expect(health.fleet.resynced).toBe(1);
     expect(health.fleet.setAsideWithUnpushed).toBe(0);
+  });
+
+  it('acknowledges an MCP tool call in replicated mode only with its commit on the git server', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${b.url}/stores/acme-5/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
+    const client = new Client({ name: 'fleet-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const result = (await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/mcp.md', file_text: 'over mcp\n' } })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      const commit = (result._meta as Record<string, string>)['memgit/commit'];
+      expect(commit).toMatch(/^[0-9a-f]{40}$/);
+      expect(remoteHead('acme-5')).toBe(commit);
+    } finally {
+      await client.close();
+    }
   });
 
   it('in local mode acknowledges at once and pushes in the background', async () => {
