@@ -2,7 +2,8 @@
  * The fleet drill (issue 30, docs/fleet.md): a git server (git's `http-backend` on loopback), three
  * `memgit server` nodes and HAProxy with deploy/haproxy/haproxy.cfg as is, clients writing through
  * HAProxy to many stores for a bounded time; one node (the one serving the first store) is killed with
- * SIGKILL mid-load, the others take its stores, then it comes back on the same folder and port. Then the
+ * SIGKILL mid-load, the others take its stores, then it comes back on the same folder and port (after the
+ * load, one more call to each store it had served, once HAProxy routes to it again). Then the
  * check: every acknowledged call is on the git server exactly once, every store passes `git fsck --full`,
  * and the returning node re-synced (or was fenced from) the stores it had lost.
  *
@@ -184,46 +185,44 @@ export async function runFleetDrill(options: FleetDrillOptions): Promise<FleetDr
     let victimStores = new Set<string>();
     let victim: NodeProcess | null = null;
     let failoverAt: number | null = null;
-    const client = async (c: number) => {
-      while (Date.now() < end) {
-        const store = stores[Math.floor(Math.random() * stores.length)];
-        const id = `toolu_drill_${c}_${++seq}_${Math.random().toString(36).slice(2, 8)}`;
-        const body = JSON.stringify({
-          tool_use: { type: 'tool_use', id, name: 'memory', input: { command: 'create', path: `/memories/${id}.md`, file_text: `written by client ${c}\n` } },
-          session: `sess_drill_${c}`,
-        });
-        const begun = Date.now();
-        for (;;) {
-          let status = 0;
-          let answer: { commit?: string; ack?: string } = {};
-          let node = '';
-          try {
-            const response = await fetch(`${front}/api/v1/stores/${store}/tool-calls`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-              body,
-              signal: AbortSignal.timeout(30_000),
-            });
-            status = response.status;
-            node = response.headers.get('x-memgit-node') ?? '';
-            answer = (await response.json()) as typeof answer;
-          } catch {
-            status = 0;
-          }
-          if (status === 200 && answer.commit) {
-            const at = Date.now();
-            latencies.push(at - begun);
-            acks.push({ store, tool_use_id: id, commit: answer.commit, mode: answer.ack ?? '', node });
-            lastNode.set(store, node);
-            if (killedAt === null) (perNodeBeforeKill[node] ??= new Set()).add(store);
-            if (killedAt !== null && failoverAt === null && victimStores.has(store) && node !== victim?.name) failoverAt = at;
-            break;
-          }
-          if (status !== 0 && status !== 503) throw new Error(`unexpected answer ${status} for ${store}: ${JSON.stringify(answer)}`);
-          retries++;
-          if (Date.now() > end + 30_000) throw new Error(`call ${id} on ${store} not acknowledged 30 s after the drill's end`);
-          await sleep(100);
+    /** One call to `store` through HAProxy, retried (same tool_use id) until acknowledged; the node that did. */
+    const callOnce = async (c: number, store: string, timed: boolean): Promise<string> => {
+      const id = `toolu_drill_${c}_${++seq}_${Math.random().toString(36).slice(2, 8)}`;
+      const body = JSON.stringify({
+        tool_use: { type: 'tool_use', id, name: 'memory', input: { command: 'create', path: `/memories/${id}.md`, file_text: `written by client ${c}\n` } },
+        session: `sess_drill_${c}`,
+      });
+      const begun = Date.now();
+      for (;;) {
+        let status = 0;
+        let answer: { commit?: string; ack?: string } = {};
+        let node = '';
+        try {
+          const response = await fetch(`${front}/api/v1/stores/${store}/tool-calls`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+            body,
+            signal: AbortSignal.timeout(30_000),
+          });
+          status = response.status;
+          node = response.headers.get('x-memgit-node') ?? '';
+          answer = (await response.json()) as typeof answer;
+        } catch {
+          status = 0;
         }
+        if (status === 200 && answer.commit) {
+          const at = Date.now();
+          if (timed) latencies.push(at - begun);
+          acks.push({ store, tool_use_id: id, commit: answer.commit, mode: answer.ack ?? '', node });
+          lastNode.set(store, node);
+          if (killedAt === null) (perNodeBeforeKill[node] ??= new Set()).add(store);
+          if (killedAt !== null && failoverAt === null && victimStores.has(store) && node !== victim?.name) failoverAt = at;
+          return node;
+        }
+        if (status !== 0 && status !== 503) throw new Error(`unexpected answer ${status} for ${store}: ${JSON.stringify(answer)}`);
+        retries++;
+        if (Date.now() > Math.max(end, begun) + 30_000) throw new Error(`call ${id} on ${store} not acknowledged within 30 s of the drill's end (or of its start)`);
+        await sleep(100);
       }
     };
     const chaos = (async () => {
@@ -241,8 +240,22 @@ export async function runFleetDrill(options: FleetDrillOptions): Promise<FleetDr
       victim = back;
       log(`${back.name} is back on port ${back.port}`);
     })();
+    const client = async (c: number) => {
+      while (Date.now() < end) await callOnce(c, stores[Math.floor(Math.random() * stores.length)], true);
+    };
     await Promise.all([...Array.from({ length: options.clients }, (_, c) => client(c)), chaos]);
     const elapsed = (Date.now() - start) / 1000;
+    // Settle: once HAProxy routes to the returning node again, one more call to each store it had served
+    // (untimed), so that it opens them, finds the git server moved on and re-syncs, whatever the load did.
+    const returned = victim as NodeProcess | null;
+    if (returned) {
+      for (const store of victimStores) {
+        for (let i = 0; i < 40; i++) {
+          if ((await callOnce(options.clients, store, false)) === returned.name) break;
+          await sleep(250);
+        }
+      }
+    }
     const returning = victim as NodeProcess | null;
     const health = returning
       ? ((await (await fetch(`http://127.0.0.1:${returning.port}/healthz`, { signal: AbortSignal.timeout(5000) })).json()) as { fleet: { fenced: number; resynced: number } })
