@@ -244,6 +244,16 @@ describe('a node of a fleet', () => {
     expect(health.fleet.setAsideWithUnpushed).toBe(0);
   });
 
+  it('pushes a commit no acknowledgement carried (made on the store directly, as a rollback is) in the background', async () => {
+    const commit = await b.registry.use('acme-3', { create: false }, async (store) => {
+      const report = await store.executeWithReport(toolUse('toolu_fleet_direct', create('direct.md', 'direct\n')), { session: 'sess_fleet' }, { settle: true });
+      return report.commit!;
+    });
+    expect(commit).toMatch(/^[0-9a-f]{40}$/);
+    for (let i = 0; i < 100 && remoteHead('acme-3') !== commit; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(remoteHead('acme-3')).toBe(commit);
+  });
+
   it('acknowledges an MCP tool call in replicated mode only with its commit on the git server', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${b.url}/stores/acme-5/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
     const client = new Client({ name: 'fleet-test', version: '1.0.0' });
