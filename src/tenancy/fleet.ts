@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import {
   addRemote,
   cloneStore,
+  displayUrl,
   type ErrorCode,
   errorDetail,
   getRemote,
@@ -245,7 +246,7 @@ export class FleetNode implements StoreGate {
     const remotes = await listRemotes(args);
     const origin = remotes.find((r) => r.name === 'origin');
     if (!origin) await addRemote(args, { name: 'origin', url, tokenEnv: this.tokenEnv, user: this.user, auto: false });
-    else if (origin.url !== url) this.log(`store ${id}: its remote origin is ${origin.url}, not the fleet's ${url}; the fleet pushes to origin`);
+    else if (origin.url !== url) this.log(`store ${id}: its remote origin is ${displayUrl(origin.url)}, not the fleet's ${displayUrl(url)}; the fleet pushes to origin`);
     // Every commit this node makes reaches the git server without waiting for the next call: in local
     // mode at once (the acknowledgement did not wait for it), in replicated mode a second later for the
     // commits no acknowledgement pushed (an operator's rollback in the audit UI, say).
