@@ -8,6 +8,7 @@
  *   MEMGIT_BENCH_SERVER_STORES / _CLIENTS / _SECONDS (100 / 8 / 60; SECONDS=0 skips the server section)
  *   MEMGIT_BENCH_REPLICATION_SECONDS (30; 0 skips), MEMGIT_BENCH_REPLICATION_COMMITS (10,000: clone and open)
  *   MEMGIT_BENCH_REDACTION_COMMITS (10,000; 0 skips the redaction section)
+ *   MEMGIT_BENCH_FLEET_SECONDS (30 per ack mode; 0 skips the fleet drill of bench/fleet.ts), MEMGIT_BENCH_FLEET_STORES (50)
  *   MEMGIT_BENCH_ABUSE_SECONDS (40: its first phase; 0 skips the abuse run of bench/abuse.ts: one tenant attacks, another key is timed)
  * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store, the heaviest
  * pages of the hostile stores of issue 19 (bench/hostile-pages.ts): worst time and size, and the
@@ -45,6 +46,7 @@ import { benchCallLog, renderCallLog } from './call-log';
 import { hostilePages, renderHostilePages } from './hostile-pages';
 import { benchDetectors, renderDetectors } from './detectors';
 import { benchDisk, DiskResult, diskTargets, renderDisk } from './disk';
+import { benchFleet, renderFleet } from './fleet';
 
 interface Options {
   sizes: number[];
@@ -588,9 +590,15 @@ async function main(): Promise<void> {
   const detectorsSection = renderDetectors(
     await benchDetectors({ reps: opts.quick ? 3 : 20, corpusDir: path.join(ROOT, 'test', 'fixtures', 'poisoning-corpus'), log }),
   );
+  // The fleet (bench/fleet.ts): three nodes behind HAProxy, a git server, a node killed under load, per ack mode.
+  const fleetSeconds = Number(process.env.MEMGIT_BENCH_FLEET_SECONDS ?? (opts.quick ? 8 : 30));
+  const fleetSection =
+    fleetSeconds > 0
+      ? renderFleet(await benchFleet({ seconds: fleetSeconds, stores: Number(process.env.MEMGIT_BENCH_FLEET_STORES ?? (opts.quick ? 12 : 50)), clients: opts.quick ? 4 : 8, log }))
+      : '';
   const report =
     render(opts, writes, flat, reads, disk, (now() - started) / 1000) +
-    [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection, detectorsSection].filter(Boolean).map((section) => `\n${section}`).join('');
+    [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection, detectorsSection, fleetSection].filter(Boolean).map((section) => `\n${section}`).join('');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);

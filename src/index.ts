@@ -82,12 +82,17 @@ export {
   StoreIdTakenError,
   StoreQuotaError,
   UnsafeRootError,
+  StoreFencedError,
+  StoreSyncingError,
+  NotReplicatedError,
+  placeStore,
+  placementBalance,
   createKey,
   listKeys,
   revokeKey,
   isValidStoreId,
 } from './tenancy';
-export type { RegistryOptions, StoreSummary, Scope, KeyInfo } from './tenancy';
+export type { RegistryOptions, StoreSummary, Scope, KeyInfo, AckMode, FleetOptions, FleetHealth } from './tenancy';
 export { startServer } from './web/server';
 export type { ServerOptions, RunningServer } from './web/server';
 export { createApp } from './web/app';

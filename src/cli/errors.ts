@@ -42,6 +42,9 @@ export const EXIT_CODES: Record<ErrorCode, number | null> = {
   registry_closed: null,
   key_invalid: null,
   unsafe_root: null,
+  store_fenced: null,
+  store_syncing: null,
+  not_replicated: null,
   http_tool_failed: null,
 };
 

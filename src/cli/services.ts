@@ -53,6 +53,8 @@ export interface ServerStart {
   mcp: { maxSessions: number; sessionsPerKey: number };
   cacheBytes: number;
   stores: { maxOpen: number; idleMs: number; maxQueue: number; maxStoresPerKey: number; maxStoreBytes: number };
+  /** A node of a fleet (docs/fleet.md): its name, the git server's URL template, the token's variable, the ack mode. */
+  fleet?: { node: string; remote: string; tokenEnv: string | null; ack: 'replicated' | 'local' };
 }
 
 /** `memgit serve` and `memgit demo`: the audit UI of one open store, with the operator's routes. */

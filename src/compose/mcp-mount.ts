@@ -41,10 +41,20 @@ export function mcpMount(limits: McpMountLimits): { mount: NonNullable<ServerApp
     log: limits.log,
   });
   return {
-    mount: (app, { authorizer, registry, rateLimit, jsonBody }) => {
+    mount: (app, { authorizer, registry, rateLimit, jsonBody, fleet }) => {
       keyIsLive = (id) => authorizer.keyIsLive(id);
-      // Only an accepted tool call may create the store (and only for a key that may create stores).
-      const storeAccess = (id: string, key: KeyInfo): StoreAccess => (task, use) => registry.use(id, { create: key.create && use?.toolCall === true, key: key.id }, task);
+      // Only an accepted tool call may create the store (and only for a key that may create stores). In a
+      // fleet, a tool call that committed is acknowledged as the node's ack mode says (in replicated mode,
+      // once the git server holds the store's head, which holds the call's commit), or refused truthfully.
+      const storeAccess = (id: string, key: KeyInfo): StoreAccess => (task, use) =>
+        registry.use(id, { create: key.create && use?.toolCall === true, key: key.id }, async (store) => {
+          if (!fleet || use?.toolCall !== true) return task(store);
+          const before = await store.replication().head();
+          const result = await task(store);
+          const after = await store.replication().head();
+          if (after !== before) await fleet.acknowledge(id, store, after);
+          return result;
+        });
       /** Writes to a store at --max-store-bytes are refused (StoreFullError: MCP's table says it); views still work. */
       const room = (id: string): Refuse => async (args, store) => {
         if (!isView(args)) await registry.assertRoom(id, store);

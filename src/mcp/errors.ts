@@ -64,6 +64,12 @@ export const MCP_ANSWERS: Record<ErrorCode, ((error: Fields) => McpRefusal) | nu
   registry_closed: SHUTTING_DOWN,
   key_invalid: null,
   unsafe_root: null,
+  store_fenced: () => ({ message: 'this node of the fleet lost the memory store to another node and is catching up.', after: 'Nothing was acknowledged; try again.' }),
+  store_syncing: () => ({ message: 'this node of the fleet is bringing the memory store up to date from its git server.', after: 'Nothing was written; try again.' }),
+  not_replicated: () => ({
+    message: 'the call was written on this node but its git server did not take it, so it is not acknowledged.',
+    after: 'Retry the same call (the same tool_use id); it is not applied twice.',
+  }),
   http_tool_failed: null,
 };
 

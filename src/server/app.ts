@@ -7,6 +7,7 @@ import { rollbackRequest } from '../operator/rollback';
 import { asMemoryToolUse, listRemotes, MemgitError, MemoryStore, NotAStoreError, replicationStatus, StoreClosedError } from '../store';
 import { KeyInfo, keyMatchesStore, Scope } from '../tenancy/keys';
 import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry, StoreSummary } from '../tenancy/registry';
+import type { FleetNode } from '../tenancy/fleet';
 import { InvalidStoreIdError } from '../tenancy/store-id';
 import { Authorizer } from './auth';
 import { BodyBudget, BodyBudgetOptions, DEFAULT_BODY_BUDGET, parseByteSize } from './body-budget';
@@ -62,6 +63,8 @@ export interface ServerAppOptions {
   mount?: (app: Express, tools: MountTools) => void;
   /** True once the server is shutting down: new requests get 503. */
   draining?: () => boolean;
+  /** This server is a node of a fleet: writes are acknowledged as its ack mode says (src/tenancy/fleet.ts). */
+  fleet?: FleetNode;
 }
 
 /** What the server lends routes mounted into it, so that they obey the same keys and limits. */
@@ -75,6 +78,8 @@ export interface MountTools {
   rateLimit: (points?: (req: Request) => number) => RequestHandler;
   /** A JSON body (415 if not JSON) within --body-limit and the body budgets, as the tool API reads it. */
   jsonBody: RequestHandler;
+  /** This server is a node of a fleet: a mounted route that writes acknowledges as the tool API does. */
+  fleet?: FleetNode;
 }
 
 const TOOL_CALL_FIELDS = new Set(['tool_use', 'session']);
@@ -88,6 +93,14 @@ export function createServerApp(options: ServerAppOptions): Express {
 
   app.use(requestLog(logger));
   app.use(answerHeaders);
+  const fleet = options.fleet;
+  if (fleet) {
+    // Which node answered: for operators behind the load balancer, and the fleet drill.
+    app.use((_req, res, next) => {
+      res.setHeader('X-Memgit-Node', fleet.node);
+      next();
+    });
+  }
   app.use((req, res, next) => {
     if (!options.draining?.()) return next();
     res.setHeader('Connection', 'close');
@@ -102,7 +115,7 @@ export function createServerApp(options: ServerAppOptions): Express {
   app.use(bodies.timeout());
 
   app.get('/healthz', async (_req, res) => {
-    res.json({ status: 'ok', openStores: registry.openCount, replication: await replicationHealth(registry.openStores()) });
+    res.json({ status: 'ok', openStores: registry.openCount, replication: await replicationHealth(registry.openStores()), ...(fleet ? { fleet: fleet.health() } : {}) });
   });
 
   const json = bodies.reader(bodyLimitBytes, express.json({ limit: bodyLimitBytes, strict: true, type: () => true }));
@@ -147,9 +160,13 @@ export function createServerApp(options: ServerAppOptions): Express {
     // key's id goes into the commit (Memory-Key) from the key checked here, never from the body.
     const report = await registry.use(id, { create: key.create, key: key.id }, async (store) => {
       if (writes) await registry.assertRoom(id, store);
-      return store.executeWithReport(toolUse, { session, key: key.id }, { settle: true });
+      const done = await store.executeWithReport(toolUse, { session, key: key.id }, { settle: true });
+      // In a fleet, a write is acknowledged as the node's ack mode says: in replicated mode only once the
+      // git server holds its commit (refused truthfully otherwise: not_replicated, store_fenced).
+      if (fleet && writes && done.commit) await fleet.acknowledge(id, store, done.commit);
+      return done;
     });
-    res.json({ tool_result: report.result, commit: report.commit ?? null });
+    res.json({ tool_result: report.result, commit: report.commit ?? null, ...(fleet ? { ack: fleet.ack } : {}) });
   });
 
   app.get('/api/v1/stores', async (req, res) => {
@@ -184,7 +201,7 @@ export function createServerApp(options: ServerAppOptions): Express {
 
   // Mounted routes (MCP) come before the UI, whose /stores/{id}/... catch-all would take their paths.
   const jsonBody: RequestHandler = (req, res, next) => jsonOnly(req, res, (error?: unknown) => (error ? next(error) : json(req, res, next)));
-  options.mount?.(app, { authorizer, registry, rateLimit, jsonBody });
+  options.mount?.(app, { authorizer, registry, rateLimit, jsonBody, fleet });
 
   if (options.ui) {
     const ui = options.ui;

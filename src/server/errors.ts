@@ -69,6 +69,9 @@ export const HTTP_ANSWERS: Record<ErrorCode, HttpAnswer | null> = {
   registry_closed: SHUTTING_DOWN,
   key_invalid: null,
   unsafe_root: null,
+  store_fenced: { status: 503, type: 'overloaded_error', headers: () => ({ 'Retry-After': '1' }) },
+  store_syncing: { status: 503, type: 'overloaded_error', headers: () => ({ 'Retry-After': '1' }) },
+  not_replicated: { status: 503, type: 'api_error', headers: () => ({ 'Retry-After': '1' }) },
   http_tool_failed: null,
 };
 

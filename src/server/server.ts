@@ -1,13 +1,14 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { Logger } from 'pino';
+import { FleetNode, FleetOptions } from '../tenancy/fleet';
 import { KeyRing } from '../tenancy/keys';
 import { RegistryOptions, StoreRegistry } from '../tenancy/registry';
 import { checkRootSafety } from '../tenancy/root-safety';
 import { createServerApp, ServerAppOptions } from './app';
 import { Authorizer } from './auth';
 
-export interface StartServerOptions extends Omit<ServerAppOptions, 'registry' | 'authorizer' | 'logger' | 'draining'> {
+export interface StartServerOptions extends Omit<ServerAppOptions, 'registry' | 'authorizer' | 'logger' | 'draining' | 'fleet'> {
   /** The folder holding the stores (one subfolder each) and `.memgit/keys.json`. */
   root: string;
   /** Interface to bind (default 127.0.0.1). */
@@ -24,6 +25,8 @@ export interface StartServerOptions extends Omit<ServerAppOptions, 'registry' | 
    * calls with it. For the process that runs the server (the CLI sets it); off by default for libraries.
    */
   guardProcess?: boolean;
+  /** Run as a node of a fleet (docs/fleet.md): stores checked against, and pushed to, a git server. */
+  fleet?: FleetOptions;
 }
 
 /** The start of the line the process guard writes to stderr (tests look for it). */
@@ -45,7 +48,11 @@ export interface RunningMemgitServer {
 /** Start `memgit server` on a root: the HTTP tool API, the JSON read API and (if composed in) the UI. */
 export async function startServer(options: StartServerOptions): Promise<RunningMemgitServer> {
   const logger = options.logger ?? pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
-  const registry = new StoreRegistry({ ...options.stores, root: options.root });
+  const fleet = options.fleet ? new FleetNode(options.root, { log: (message) => logger.warn({ fleet: options.fleet!.node }, message), ...options.fleet }) : undefined;
+  // A fleet node pushes its stores itself (acknowledging or in the background): no store replicates on its own.
+  const stores = fleet ? { ...options.stores, gate: fleet, storeOptions: { ...options.stores?.storeOptions, replicate: false } } : options.stores;
+  const registry = new StoreRegistry({ ...stores, root: options.root });
+  fleet?.attach(registry);
   try {
     await checkRootSafety(registry.root);
   } catch (error) {
@@ -55,7 +62,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningM
   const unguard = options.guardProcess ? guardProcess(logger) : () => undefined;
   const authorizer = new Authorizer(new KeyRing(registry.root));
   let draining = false;
-  const app = createServerApp({ ...options, registry, authorizer, logger, draining: () => draining });
+  const app = createServerApp({ ...options, registry, authorizer, logger, fleet, draining: () => draining });
   const host = options.host ?? '127.0.0.1';
   let server: Server;
   try {
@@ -79,6 +86,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningM
       server.closeIdleConnections();
       await closed;
       clearInterval(sweep);
+      await fleet?.settled();
       await registry.close();
       unguard();
     })();

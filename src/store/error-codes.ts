@@ -44,6 +44,10 @@ export const ERROR_CODES = [
   'registry_closed',
   'key_invalid',
   'unsafe_root',
+  // a node of a fleet (src/tenancy/fleet.ts)
+  'store_fenced',
+  'store_syncing',
+  'not_replicated',
   // the HTTP client of a memgit server (src/client)
   'http_tool_failed',
 ] as const;

@@ -55,10 +55,13 @@ export {
   displayUrl,
   forgetRemoteState,
   getRemote,
+  historyContains,
   inspectRemoteHead,
+  localBranchHead,
   listRemotes,
   pullStore,
   pushToRemote,
+  remoteBranchHead,
   removeRemote,
   replicationStatus,
 } from './replication';

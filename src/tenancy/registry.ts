@@ -5,6 +5,7 @@ import { flaggedCallCount } from '../history/flags';
 import { committedCallCount, historySummary } from '../history/summary';
 import { type ErrorCode, listRemotes, MemgitError, MemoryStore, NotAStoreError, replicationStatus, StoreOptions } from '../store';
 import { StoreCreators, StoreQuotaError } from './creators';
+import type { StoreGate } from './fleet';
 import { InvalidStoreIdError, isValidStoreId, storeDir } from './store-id';
 
 /**
@@ -37,6 +38,8 @@ export interface RegistryOptions {
   maxStoresPerKey?: number;
   /** A store holding this many bytes on disk or more takes no more writes (default 1 GiB; 0 = no bound). */
   maxStoreBytes?: number;
+  /** A fleet node's say over each use and opening of a store (src/tenancy/fleet.ts); none outside a fleet. */
+  gate?: StoreGate;
 }
 
 export const DEFAULT_MAX_STORES_PER_KEY = 1000;
@@ -130,6 +133,7 @@ export class StoreRegistry {
   private readonly maxStoresPerKey: number;
   private readonly maxStoreBytes: number;
   private readonly storeOptions: Omit<StoreOptions, 'create'>;
+  private readonly gate: StoreGate | null;
   private readonly entries = new Map<string, OpenEntry>();
   private readonly closing = new Set<Promise<void>>();
   private readonly sizes = new Map<string, { head: string | null; bytes: number; at: number }>();
@@ -148,6 +152,7 @@ export class StoreRegistry {
     this.maxStoresPerKey = nonNegative(options.maxStoresPerKey ?? DEFAULT_MAX_STORES_PER_KEY, 'maxStoresPerKey');
     this.maxStoreBytes = nonNegative(options.maxStoreBytes ?? DEFAULT_MAX_STORE_BYTES, 'maxStoreBytes');
     this.storeOptions = options.storeOptions ?? {};
+    this.gate = options.gate ?? null;
     // Owner-only: another local user must not be able to add, rename or replace stores (or plant keys).
     fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
     this.creators = new StoreCreators(this.root);
@@ -191,6 +196,7 @@ export class StoreRegistry {
    */
   async use<T>(id: string, options: { create: boolean; key?: string }, task: (store: MemoryStore) => Promise<T>): Promise<T> {
     if (this.closed) throw new RegistryClosedError();
+    this.gate?.admit(id);
     let entry = this.entries.get(id);
     if (entry && entry.inFlight >= this.maxQueue) throw new QueueFullError(id, 1);
     if (!entry) {
@@ -280,6 +286,23 @@ export class StoreRegistry {
     });
   }
 
+  /**
+   * Close store `id` once no call uses it (a fleet node replaces its folder next). Uses that start
+   * meanwhile are the gate's to refuse.
+   */
+  async evict(id: string): Promise<void> {
+    for (;;) {
+      const entry = this.entries.get(id);
+      if (!entry) return;
+      if (entry.users === 0) {
+        this.entries.delete(id);
+        await this.closeEntry(entry);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   /** Stop taking new uses, wait for the ones in flight, close every store. */
   async close(): Promise<void> {
     this.closed = true;
@@ -307,6 +330,24 @@ export class StoreRegistry {
   /** Open store `id`, or create it when it is absent, `create` is set and the id and key may have it. */
   private async open(id: string, options: { create: boolean; key?: string }): Promise<MemoryStore> {
     const dir = await storeDir(this.root, id);
+    if (this.gate) {
+      const store = await this.openGated(id, dir, options);
+      await this.gate.opened(id, store).catch(async (error: unknown) => {
+        await store.close().catch(() => undefined);
+        throw error;
+      });
+      return store;
+    }
+    return this.openUngated(id, dir, options);
+  }
+
+  /** A fleet node's opening: the gate brings the folder up to date first (an existing store id only: a clone needs no claim). */
+  private async openGated(id: string, dir: string, options: { create: boolean; key?: string }): Promise<MemoryStore> {
+    await this.gate!.prepare(id, dir, options.create);
+    return this.openUngated(id, dir, options);
+  }
+
+  private async openUngated(id: string, dir: string, options: { create: boolean; key?: string }): Promise<MemoryStore> {
     const state = await this.folderState(dir, id);
     if (state === 'store') return MemoryStore.open(dir, { ...this.storeOptions, create: options.create });
     if (state === 'not-a-store') throw new NotAStoreError(`memgit: ${dir} is not a store: its .git is not a real folder inside it`);

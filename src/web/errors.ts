@@ -41,6 +41,9 @@ export const WEB_STATUS: Record<ErrorCode, number | null> = {
   registry_closed: null,
   key_invalid: null,
   unsafe_root: null,
+  store_fenced: 503,
+  store_syncing: 503,
+  not_replicated: 503,
   http_tool_failed: null,
 };
 

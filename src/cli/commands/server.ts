@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { MIN_TOKEN_LENGTH, newOperatorToken, tokenProblem } from '../../operator/token';
@@ -26,6 +27,10 @@ interface ServerCliOptions {
   maxStoresPerKey: number;
   maxStoreBytes: number;
   cacheSize: number;
+  fleetRemote?: string;
+  fleetNode?: string;
+  fleetTokenEnv?: string;
+  ack: string;
 }
 
 export function registerServer(program: Command, services: CliServices): void {
@@ -65,6 +70,10 @@ export function registerServer(program: Command, services: CliServices): void {
     .option('--max-stores-per-key <n>', 'stores one key may create (0 = unlimited)', nonNegativeInteger, defaults.maxStoresPerKey)
     .option('--max-store-bytes <size>', 'a store this large on disk takes no more writes (e.g. 512mb, 1gb; 0 = unlimited)', parseByteCount, defaults.maxStoreBytes)
     .option('--cache-size <size>', 'memory all open stores and their UI may use for caches, together (e.g. 128mb, 1gb)', parsePositiveByteCount, defaults.cacheBytes)
+    .option('--fleet-remote <url>', 'run as a node of a fleet (docs/fleet.md): every store\'s repository on the git server, with {store} in it')
+    .option('--fleet-node <name>', 'this node\'s name in a fleet (default: the host name)')
+    .option('--fleet-token-env <var>', 'environment variable holding the git server\'s token (fleet)')
+    .option('--ack <mode>', 'fleet: acknowledge a write once the git server holds it (replicated) or once committed here (local)', 'replicated')
     .action(async (options: ServerCliOptions) => {
       await runServer(options, services.server);
     });
@@ -84,6 +93,12 @@ async function runServer(options: ServerCliOptions, service: ServerService): Pro
   const bytes = { bodyLimit: sizeBytes(options.bodyLimit), bodyBudget: sizeBytes(options.bodyBudget), keyBodyBudget: sizeBytes(options.keyBodyBudget) };
   if (bytes.keyBodyBudget < bytes.bodyLimit) fail(`--key-body-budget (${options.keyBodyBudget}) must hold at least one body of --body-limit (${options.bodyLimit})`);
   if (bytes.bodyBudget < bytes.keyBodyBudget) fail(`--body-budget (${options.bodyBudget}) must be at least --key-body-budget (${options.keyBodyBudget})`);
+  if (options.ack !== 'replicated' && options.ack !== 'local') fail('--ack must be replicated or local');
+  if (!options.fleetRemote && (options.fleetNode || options.fleetTokenEnv)) fail('--fleet-node and --fleet-token-env need --fleet-remote');
+  if (options.fleetRemote && !options.fleetRemote.includes('{store}')) fail('--fleet-remote must name the store with {store}, e.g. https://git.example.com/memgit/{store}.git');
+  const fleet = options.fleetRemote
+    ? { node: options.fleetNode ?? os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64), remote: options.fleetRemote, tokenEnv: options.fleetTokenEnv ?? null, ack: options.ack as 'replicated' | 'local' }
+    : undefined;
   let server: Awaited<ReturnType<ServerService['start']>>;
   try {
     server = await service.start({
@@ -96,6 +111,7 @@ async function runServer(options: ServerCliOptions, service: ServerService): Pro
       bodies: { totalBytes: bytes.bodyBudget, perKeyBytes: bytes.keyBodyBudget, perKeyRequests: options.keyMaxBodies, timeoutMs: options.bodyTimeout * 1000 },
       rateLimitPerMinute: options.rateLimit,
       guardProcess: true,
+      fleet,
       mcp: { maxSessions: options.mcpMaxSessions, sessionsPerKey: options.mcpSessionsPerKey },
       cacheBytes: options.cacheSize,
       stores: {
@@ -111,6 +127,7 @@ async function runServer(options: ServerCliOptions, service: ServerService): Pro
     fail(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`);
   }
   process.stderr.write(`memgit: server for the stores in ${root} at ${server.url}/ (SIGTERM or Ctrl-C to stop)\n`);
+  if (fleet) process.stderr.write(`memgit: fleet node ${fleet.node}, stores from ${fleet.remote}, --ack ${fleet.ack}\n`);
   if (fromEnv === undefined) process.stderr.write(`memgit: operator token for rollbacks in the UI (log in at ${server.url}/stores/<store>/login): ${token}\n`);
   const stop = (signal: string) => {
     process.stderr.write(`memgit: ${signal}: finishing the calls in flight, then closing the stores\n`);

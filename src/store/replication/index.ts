@@ -12,3 +12,4 @@ export { cloneStore, pullStore } from './clone';
 export type { CloneOptions, PullReport } from './clone';
 export { forgetRemoteState } from './state';
 export { inspectRemoteHead } from './remote-head';
+export { remoteBranchHead, localBranchHead, historyContains } from './heads';
