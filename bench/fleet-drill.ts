@@ -174,6 +174,7 @@ export async function runFleetDrill(options: FleetDrillOptions): Promise<FleetDr
     // id) on a 503 or a lost connection until it is acknowledged or the drill ends.
     const start = Date.now();
     const end = start + options.durationMs;
+    const FAILOVER_WAIT_MS = 30_000;
     const killAt = start + Math.floor(options.durationMs / 3);
     const returnAt = start + Math.floor((options.durationMs * 3) / 5);
     const lastNode = new Map<string, string>();
@@ -234,23 +235,29 @@ export async function runFleetDrill(options: FleetDrillOptions): Promise<FleetDr
       victim.child.kill('SIGKILL');
       log(`killed ${victim.name} (pid ${victim.child.pid}), which served ${victimStores.size} stores`);
       await new Promise((resolve) => (victim!.child.exitCode !== null || victim!.child.signalCode !== null ? resolve(undefined) : victim!.child.once('exit', resolve)));
+      // The node stays down until another node has answered for one of its stores (a loaded machine may
+      // need longer than the plan's window for HAProxy's checks and a clone), or FAILOVER_WAIT_MS.
+      while (failoverAt === null && Date.now() < killedAt + FAILOVER_WAIT_MS) await sleep(100);
       await sleep(Math.max(0, returnAt - Date.now()));
       const back = await startNode(victim.name, victim.port, victim.root, remote, options.mode, env);
       nodes[nodes.indexOf(victim)] = back;
       victim = back;
       log(`${back.name} is back on port ${back.port}`);
     })();
+    let chaosDone = false;
     const client = async (c: number) => {
-      while (Date.now() < end) await callOnce(c, stores[Math.floor(Math.random() * stores.length)], true);
+      // Load goes on until the drill's time is up and the killed node is back.
+      while (Date.now() < end || !chaosDone) await callOnce(c, stores[Math.floor(Math.random() * stores.length)], true);
     };
-    await Promise.all([...Array.from({ length: options.clients }, (_, c) => client(c)), chaos]);
+    await Promise.all([...Array.from({ length: options.clients }, (_, c) => client(c)), chaos.finally(() => (chaosDone = true))]);
     const elapsed = (Date.now() - start) / 1000;
     // Settle: once HAProxy routes to the returning node again, one more call to each store it had served
     // (untimed), so that it opens them, finds the git server moved on and re-syncs, whatever the load did.
     const returned = victim as NodeProcess | null;
     if (returned) {
       for (const store of victimStores) {
-        for (let i = 0; i < 40; i++) {
+        // HAProxy sends it traffic again after two good health checks; a loaded machine may take a while.
+        for (let i = 0; i < 120; i++) {
           if ((await callOnce(options.clients, store, false)) === returned.name) break;
           await sleep(250);
         }
