@@ -11,6 +11,7 @@ import { InvalidStoreIdError } from '../tenancy/store-id';
 import { Authorizer } from './auth';
 import { BodyBudget, BodyBudgetOptions, DEFAULT_BODY_BUDGET, parseByteSize } from './body-budget';
 import { HttpError, httpErrorOf, notFoundStore, sendError } from './errors';
+import { OPENAPI_DOCUMENT } from './openapi';
 
 /**
  * The HTTP edge of a server root: the memory tool over HTTP (`write`), rollbacks (`operator`, run
@@ -100,6 +101,11 @@ export function createServerApp(options: ServerAppOptions): Express {
   const bodies = new BodyBudget({ ...DEFAULT_BODY_BUDGET, ...options.bodies });
   if (bodyLimitBytes > bodies.options.perKeyBytes) throw new TypeError('the per-key body budget must hold at least one body of the largest size (bodyLimit)');
   app.use(bodies.timeout());
+
+  // The OpenAPI document of this API (src/server/openapi.ts, kept in docs/openapi.json): no key needed.
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.json(OPENAPI_DOCUMENT);
+  });
 
   app.get('/healthz', async (_req, res) => {
     res.json({ status: 'ok', openStores: registry.openCount, replication: await replicationHealth(registry.openStores()) });
