@@ -43,6 +43,7 @@ export const EXIT_CODES: Record<ErrorCode, number | null> = {
   key_invalid: null,
   unsafe_root: null,
   http_tool_failed: null,
+  client_request_failed: null,
 };
 
 /** The exit code for a coded error. */

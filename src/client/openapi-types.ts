@@ -450,14 +450,14 @@ export interface components {
                  */
                 type: string;
                 message: string;
-                code?: components["schemas"]["ErrorCode"];
+                code: components["schemas"]["ErrorCode"];
             };
         };
         /** @description A refusal of the read model or of a rollback (the audit UI's JSON form): the message, the status and a stable `code`. */
         ReadError: {
             error: string;
             status: number;
-            code?: components["schemas"]["ErrorCode"];
+            code: components["schemas"]["ErrorCode"];
         };
         /** @description A stable snake_case code: a MemgitError code (docs/library.md#errors) or one of the edge's own refusals (unauthorized, rate_limited, body_too_large, ...). */
         ErrorCode: string;
@@ -467,7 +467,9 @@ export interface components {
             type: "tool_use";
             id: string;
             name: string;
-            input: Record<string, never>;
+            input: {
+                [key: string]: unknown;
+            };
         };
         /** @description The tool_result block to send back to Claude, with the contract's exact text. */
         ToolResult: {
@@ -538,7 +540,9 @@ export interface components {
             hidden?: boolean;
         };
         /** @description Why a call was flagged (likely secrets or personal data, masked). */
-        FlagBadge: Record<string, never>;
+        FlagBadge: {
+            [key: string]: unknown;
+        };
         Overview: {
             head: components["schemas"]["CommitSummary"] | null;
             totals: {
@@ -558,12 +562,16 @@ export interface components {
             latest: components["schemas"]["CommitSummary"][];
             replication: {
                 readOnly: boolean;
-                replicas: Record<string, never>[];
+                replicas: {
+                    [key: string]: unknown;
+                }[];
             };
         };
         CommitList: {
             /** @description The filter applied, as parsed */
-            filter: Record<string, never>;
+            filter: {
+                [key: string]: unknown;
+            };
             rows: components["schemas"]["CommitRow"][];
             /** @description cursor of the next (older) page: pass it as `before` */
             older: string | null;
@@ -606,7 +614,9 @@ export interface components {
             page: (components["schemas"]["CommitSummary"] & {
                 step: number;
                 diffs: components["schemas"]["FileDiff"][];
-                eventsAfter?: Record<string, never>[];
+                eventsAfter?: {
+                    [key: string]: unknown;
+                }[];
             })[];
             from: number;
             nextFrom: number | null;
@@ -621,20 +631,27 @@ export interface components {
             at: components["schemas"]["CommitSummary"];
             pinned: boolean;
             exists: boolean;
-            current: Record<string, never> | null;
+            current: {
+                [key: string]: unknown;
+            } | null;
             size: number;
             lineCount: number;
             lines: {
                 no: number;
                 text: string;
                 cut: boolean;
+                /** @description the commit that wrote the line (a key of origins), when blamed */
+                origin?: string;
+                runStart?: boolean;
             }[];
             truncated: boolean;
             linesCut?: boolean;
             origins?: {
                 [key: string]: components["schemas"]["CommitSummary"];
             };
-            history?: Record<string, never>[];
+            history?: {
+                [key: string]: unknown;
+            }[];
             revisionCount?: number;
             deletedBy?: components["schemas"]["CommitSummary"] | null;
         };
@@ -727,8 +744,12 @@ export interface components {
             reverts?: string[];
             actor?: string | null;
             reason?: string | null;
-            conflicts?: Record<string, never>[];
-            files?: Record<string, never>[];
+            conflicts?: {
+                [key: string]: unknown;
+            }[];
+            files?: {
+                [key: string]: unknown;
+            }[];
             patch?: string;
             patchCut?: boolean;
             truncated: boolean;

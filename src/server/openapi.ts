@@ -16,6 +16,8 @@ const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` })
 const nullable = (schema: Schema): Schema => ({ oneOf: [schema, { type: 'null' }] });
 const int = { type: 'integer', minimum: 0 };
 const str = { type: 'string' };
+/** An object of any fields (a typed client sees `Record<string, unknown>`). */
+const anyObject = { type: 'object', additionalProperties: true };
 const bool = { type: 'boolean' };
 const arrayOf = (items: Schema): Schema => ({ type: 'array', items });
 const object = (properties: Record<string, Schema>, required: string[] = Object.keys(properties)): Schema => ({ type: 'object', required, properties });
@@ -87,7 +89,7 @@ const schemas: Record<string, Schema> = {
     properties: {
       error: {
         type: 'object',
-        required: ['type', 'message'],
+        required: ['type', 'message', 'code'],
         properties: {
           type: { type: 'string', examples: ['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'rate_limit_error', 'overloaded_error'] },
           message: str,
@@ -99,7 +101,7 @@ const schemas: Record<string, Schema> = {
   ReadError: {
     type: 'object',
     description: 'A refusal of the read model or of a rollback (the audit UI\'s JSON form): the message, the status and a stable `code`.',
-    required: ['error', 'status'],
+    required: ['error', 'status', 'code'],
     properties: { error: str, status: { type: 'integer' }, code: ref('ErrorCode') },
   },
   ErrorCode: {
@@ -111,7 +113,7 @@ const schemas: Record<string, Schema> = {
     type: 'object',
     description: 'The Messages API tool_use block of the memory tool (memory_20250818), as the model sent it.',
     required: ['type', 'id', 'name', 'input'],
-    properties: { type: { const: 'tool_use' }, id: str, name: str, input: { type: 'object' } },
+    properties: { type: { const: 'tool_use' }, id: str, name: str, input: anyObject },
   },
   ToolResult: {
     type: 'object',
@@ -157,17 +159,17 @@ const schemas: Record<string, Schema> = {
     },
     ['status', 'oldPath', 'newPath', 'added', 'removed', 'hunks', 'truncated'],
   ),
-  FlagBadge: { type: 'object', description: 'Why a call was flagged (likely secrets or personal data, masked).' },
+  FlagBadge: { type: 'object', additionalProperties: true, description: 'Why a call was flagged (likely secrets or personal data, masked).' },
   Overview: object({
     head: nullable(ref('CommitSummary')),
     totals: object({ commits: int, sessions: int, files: int, bytes: int, flagged: int, redactions: int }),
     files: arrayOf(object({ rel: str, size: int, lastChange: nullable(ref('CommitSummary')) })),
     filesTruncated: bool,
     latest: arrayOf(ref('CommitSummary')),
-    replication: object({ readOnly: bool, replicas: arrayOf({ type: 'object' }) }),
+    replication: object({ readOnly: bool, replicas: arrayOf(anyObject) }),
   }),
   CommitList: object({
-    filter: { type: 'object', description: 'The filter applied, as parsed' },
+    filter: { type: 'object', additionalProperties: true, description: 'The filter applied, as parsed' },
     rows: arrayOf(ref('CommitRow')),
     older: { type: ['string', 'null'], description: 'cursor of the next (older) page: pass it as `before`' },
     newer: { type: ['string', 'null'], description: 'cursor of the previous (newer) page: pass it as `after`' },
@@ -202,7 +204,7 @@ const schemas: Record<string, Schema> = {
       first: nullable(ref('CommitSummary')),
       last: nullable(ref('CommitSummary')),
       before: { type: ['string', 'null'] },
-      page: arrayOf({ allOf: [ref('CommitSummary'), { type: 'object', required: ['step', 'diffs'], properties: { step: int, diffs: arrayOf(ref('FileDiff')), eventsAfter: arrayOf({ type: 'object' }) } }] }),
+      page: arrayOf({ allOf: [ref('CommitSummary'), { type: 'object', required: ['step', 'diffs'], properties: { step: int, diffs: arrayOf(ref('FileDiff')), eventsAfter: arrayOf(anyObject) } }] }),
       from: int,
       nextFrom: nullable(int),
       prevFrom: nullable(int),
@@ -218,14 +220,14 @@ const schemas: Record<string, Schema> = {
       at: ref('CommitSummary'),
       pinned: bool,
       exists: bool,
-      current: nullable({ type: 'object' }),
+      current: nullable(anyObject),
       size: int,
       lineCount: int,
-      lines: arrayOf(object({ no: int, text: str, cut: bool }, ['no', 'text', 'cut'])),
+      lines: arrayOf(object({ no: int, text: str, cut: bool, origin: { ...str, description: 'the commit that wrote the line (a key of origins), when blamed' }, runStart: bool }, ['no', 'text', 'cut'])),
       truncated: bool,
       linesCut: bool,
       origins: { type: 'object', additionalProperties: ref('CommitSummary') },
-      history: arrayOf({ type: 'object' }),
+      history: arrayOf(anyObject),
       revisionCount: int,
       deletedBy: nullable(ref('CommitSummary')),
     },
@@ -295,8 +297,8 @@ const schemas: Record<string, Schema> = {
       reverts: arrayOf(str),
       actor: { type: ['string', 'null'] },
       reason: { type: ['string', 'null'] },
-      conflicts: arrayOf({ type: 'object' }),
-      files: arrayOf({ type: 'object' }),
+      conflicts: arrayOf(anyObject),
+      files: arrayOf(anyObject),
       patch: str,
       patchCut: bool,
       truncated: bool,

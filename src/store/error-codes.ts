@@ -46,6 +46,7 @@ export const ERROR_CODES = [
   'unsafe_root',
   // the HTTP client of a memgit server (src/client)
   'http_tool_failed',
+  'client_request_failed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -218,7 +218,7 @@ describe('the MCP handler over Streamable HTTP', () => {
       const sessionHeaders = { 'Mcp-Session-Id': transport.sessionId!, 'Mcp-Protocol-Version': transport.protocolVersion ?? '2025-06-18' };
       const hijack = await post(`${server.url}/stores/beta/mcp`, call, { ...sessionHeaders, Authorization: `Bearer ${BETA}` });
       expect(hijack.status).toBe(404);
-      expect(await hijack.json()).toEqual({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+      expect(await hijack.json()).toEqual({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found', data: { code: 'session_not_found' } }, id: null });
       const noKey = await post(`${server.url}/stores/alpha/mcp`, call, sessionHeaders);
       expect(noKey.status).toBe(401);
       // An unknown store behind a valid key is simply not found.
@@ -341,7 +341,7 @@ describe('the MCP handler between owners', () => {
       const y2 = (await rawInitialize(s.url, 'owner-y')).session!;
       // Another owner cannot use x's session, on the same store.
       const borrowed = await rawPost(s.url, 'owner-y', toolCallMessage(1, { command: 'view', path: '/memories' }), x1);
-      expect([borrowed.status, borrowed.messages[0]]).toEqual([404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }]);
+      expect([borrowed.status, borrowed.messages[0]]).toEqual([404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found', data: { code: 'session_not_found' } }, id: null }]);
       // x at its quota: its own longest-idle session makes room; y's are untouched.
       const x3 = (await rawInitialize(s.url, 'owner-x')).session!;
       expect(x3).not.toBeNull();
