@@ -755,6 +755,19 @@ export interface components {
             truncated: boolean;
             revertsLeftOut?: number;
         };
+        /** @description A JSON-RPC 2.0 error of MCP's transport, its stable code in `error.data.code`. */
+        JsonRpcError: {
+            /** @constant */
+            jsonrpc: "2.0";
+            error: {
+                code: number;
+                message: string;
+                data: {
+                    code: components["schemas"]["ErrorCode"];
+                };
+            };
+            id: string | number | null;
+        };
         /** @description A JSON-RPC 2.0 message of MCP's Streamable HTTP transport (or a batch of them). */
         JsonRpcMessage: {
             /** @constant */
@@ -883,7 +896,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ServerError"] | components["schemas"]["JsonRpcMessage"];
+                "application/json": components["schemas"]["ServerError"] | components["schemas"]["JsonRpcError"];
             };
         };
         /** @description refused by the read model (a bad filter, no such commit, ...) or by the server */

@@ -88,7 +88,13 @@ export const MCP_REFUSALS = {
   unknown_tool: { rpc: -32602, status: null },
   invalid_cursor: { rpc: -32602, status: null },
   resource_not_found: { rpc: -32002, status: null },
+  bad_request: { rpc: -32000, status: 400 },
+  invalid_jsonrpc: { rpc: -32600, status: 400 },
+  forbidden: { rpc: -32000, status: 403 },
   not_found: { rpc: -32000, status: 404 },
+  not_acceptable: { rpc: -32000, status: 406 },
+  stream_conflict: { rpc: -32000, status: 409 },
+  unsupported_media_type: { rpc: -32000, status: 415 },
   session_not_found: { rpc: -32001, status: 404 },
   session_required: { rpc: -32000, status: 400 },
   invalid_json: { rpc: -32700, status: 400 },
@@ -103,3 +109,15 @@ export const MCP_REFUSALS = {
 export type McpRefusalCode = keyof typeof MCP_REFUSALS;
 /** The refusals the HTTP transport answers itself, with a status. */
 export type McpHttpRefusalCode = { [C in McpRefusalCode]: (typeof MCP_REFUSALS)[C]['status'] extends number ? C : never }[McpRefusalCode];
+
+/**
+ * The code of a refusal the MCP SDK's transport answers itself (a wrong Accept header, a missing session,
+ * a JSON-RPC message that is not one, ...), from its HTTP status and JSON-RPC code: MCP_REFUSALS' code of
+ * that status (and JSON-RPC code, where one status has several), so that these errors carry one too.
+ */
+export function transportRefusalCode(status: number, rpc: number): McpHttpRefusalCode {
+  const codes = Object.keys(MCP_REFUSALS) as McpRefusalCode[];
+  const exact = codes.find((code) => MCP_REFUSALS[code].status === status && MCP_REFUSALS[code].rpc === rpc);
+  const byStatus = codes.find((code) => MCP_REFUSALS[code].status === status);
+  return (exact ?? byStatus ?? (status >= 500 ? 'internal_error' : 'bad_request')) as McpHttpRefusalCode;
+}

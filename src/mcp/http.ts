@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { MemoryStore } from '../store';
-import { MCP_REFUSALS, type McpHttpRefusalCode } from './errors';
+import { MCP_REFUSALS, type McpHttpRefusalCode, transportRefusalCode } from './errors';
 import { newMcpSessionId } from './ids';
 import { createMemoryMcpServer } from './server';
 import type { StoreAccess } from './store-access';
@@ -209,6 +209,7 @@ export function createMcpHttpHandler<Req extends McpHttpRequest = McpHttpRequest
         if (!closed) sessions.set(id, session);
       },
     });
+    codeTransportErrors(transport);
     const session: Session = { id, storeId: target.storeId, owner: target.owner, mcp, transport, lastActive: Date.now(), running: 0 };
     opening.set(target.owner, (opening.get(target.owner) ?? 0) + 1);
     openingTotal++;
@@ -355,4 +356,23 @@ function sendError(res: ServerResponse, code: McpHttpRefusalCode, message: strin
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code: rpc, message, data: { code } }, id: null });
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+type JsonErrorFactory = (status: number, code: number, message: string, options?: { data?: unknown; headers?: Record<string, string> }) => Response;
+
+/**
+ * The SDK's transport answers some refusals itself (406 for an Accept header without event streams, 415,
+ * a missing or unknown session, a message that is not JSON-RPC): give them `error.data.code` too, as every
+ * JSON-RPC error memgit sends has. The transport makes those answers in one method of its web-standard
+ * core (createJsonErrorResponse); test/mcp/http.test.ts fails if a version of the SDK stops doing so.
+ */
+function codeTransportErrors(transport: StreamableHTTPServerTransport): void {
+  const core = (transport as unknown as { _webStandardTransport?: { createJsonErrorResponse?: JsonErrorFactory } })._webStandardTransport;
+  const original = core?.createJsonErrorResponse;
+  if (!core || typeof original !== 'function') return;
+  core.createJsonErrorResponse = function (status, code, message, options) {
+    const given = options?.data;
+    const data = given === undefined ? {} : typeof given === 'object' && given !== null && !Array.isArray(given) ? given : { detail: given };
+    return original.call(this, status, code, message, { ...options, data: { ...data, code: transportRefusalCode(status, code) } });
+  };
 }

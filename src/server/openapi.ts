@@ -305,6 +305,20 @@ const schemas: Record<string, Schema> = {
       revertsLeftOut: int,
     },
   },
+  JsonRpcError: {
+    type: 'object',
+    description: 'A JSON-RPC 2.0 error of MCP\'s transport, its stable code in `error.data.code`.',
+    required: ['jsonrpc', 'error', 'id'],
+    properties: {
+      jsonrpc: { const: '2.0' },
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'data'],
+        properties: { code: { type: 'integer' }, message: str, data: { type: 'object', required: ['code'], properties: { code: ref('ErrorCode') } } },
+      },
+      id: { type: ['string', 'integer', 'null'] },
+    },
+  },
   JsonRpcMessage: {
     description: 'A JSON-RPC 2.0 message of MCP\'s Streamable HTTP transport (or a batch of them).',
     oneOf: [
@@ -502,7 +516,7 @@ export const OPENAPI_DOCUMENT = {
       InternalError: errorResponse('an internal error: the details are in the server log only'),
       Unavailable: { ...errorResponse('busy or shutting down: retry after Retry-After seconds'), headers: { 'Retry-After': { schema: str } } },
       StoreFull: errorResponse('the store is at its size limit: writes are refused, reads still work'),
-      McpRefusal: { ...json({ anyOf: [ref('ServerError'), ref('JsonRpcMessage')] }, "refused by the server (keys, limits: its error form) or by MCP's transport (a JSON-RPC error)"), headers: { 'Retry-After': { schema: str } } },
+      McpRefusal: { ...json({ anyOf: [ref('ServerError'), ref('JsonRpcError')] }, "refused by the server (keys, limits: its error form) or by MCP's transport (a JSON-RPC error)"), headers: { 'Retry-After': { schema: str } } },
       ReadRefusal: json({ anyOf: [ref('ReadError'), ref('ServerError')] }, 'refused by the read model (a bad filter, no such commit, ...) or by the server'),
     },
     schemas,

@@ -234,6 +234,23 @@ describe('the MCP handler over Streamable HTTP', () => {
     expect(gitHistory(stores.get('beta')!.dir).messages.length).toBe(1);
   });
 
+  it("carries a stable code in every JSON-RPC error's data, the SDK transport's own refusals included", async () => {
+    const url = `${server.url}/stores/alpha/mcp`;
+    const auth = { Authorization: `Bearer ${ALPHA}` };
+    const answer = async (response: Response) => [response.status, ((await response.json()) as { error: { code: number; data?: { code?: string } } }).error];
+    // memgit's own: a request that names no session and is not an initialize.
+    expect(await answer(await fetch(url, { method: 'GET', headers: { ...auth, Accept: 'text/event-stream' } }))).toEqual([
+      400,
+      { code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', data: { code: 'session_required' } },
+    ]);
+    // The transport's: an Accept header without event streams (406), a body that is not JSON-RPC (400).
+    expect(await answer(await post(url, initializeBody, { ...auth, Accept: 'application/json' }))).toEqual([
+      406,
+      { code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream', data: { code: 'not_acceptable' } },
+    ]);
+    expect(await answer(await post(url, JSON.stringify({ hello: 'world' }), auth))).toEqual([400, { code: -32700, message: 'Parse error: Invalid JSON-RPC message', data: { code: 'invalid_json' } }]);
+  });
+
   it('says truthfully that nothing was written when the store itself refuses, without host paths', async () => {
     const dir = await openStore('gamma');
     KEYS['key-gamma-5c1e8b3a9d'] = (store) => store === 'gamma';
