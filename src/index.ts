@@ -58,6 +58,8 @@ export { runCommand } from './contract';
 export type { CommandOutcome, ContractOptions, MemoryReader, TreeEdit } from './contract/types';
 export { createHttpMemoryTool, httpToolCaller, HttpMemoryToolError } from './client';
 export type { HttpMemoryToolOptions, HttpToolCallAnswer } from './client';
+export { createMemgitClient, MemgitClientError } from './client';
+export type { CommitsQuery, MemgitApi, MemgitClient, MemgitClientOptions, MemgitStoreClient, ToolUseBlock } from './client';
 export type { StartServerOptions, RunningMemgitServer } from './server';
 export type { MemgitServerOptions, RunningComposedServer } from './compose/server';
 import type { MemgitServerOptions, RunningComposedServer } from './compose/server';

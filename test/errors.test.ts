@@ -8,11 +8,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as memgit from '../src';
 import { exitCodeOf, EXIT_CODES } from '../src/cli/errors';
-import { MCP_ANSWERS, mcpRefusal, refusalText } from '../src/mcp/errors';
+import { MCP_ANSWERS, MCP_REFUSALS, mcpRefusal, refusalText } from '../src/mcp/errors';
 import { InvalidRequestError, UnknownActionError } from '../src/operator/errors';
-import { HTTP_ANSWERS, httpErrorOf } from '../src/server/errors';
+import { HTTP_ANSWERS, httpErrorOf, refusal, SERVER_REFUSALS } from '../src/server/errors';
 import { ERROR_CODES, MemgitError } from '../src/store/errors';
-import { WEB_STATUS, webAnswer } from '../src/web/errors';
+import { WEB_REFUSALS, WEB_STATUS, webAnswer, webRefusalCode } from '../src/web/errors';
 import { REPO_ROOT } from './support/dist';
 
 type ErrorClass = (new (...args: never[]) => Error) & { code?: string };
@@ -65,7 +65,7 @@ it('the tables answer as the edges always did', () => {
   expect([http.status, http.type, http.headers['Retry-After']]).toEqual([503, 'overloaded_error', '3']);
   expect(httpErrorOf(new memgit.ReadOnlyStoreError())!.message).toMatch(/^this store is a read-only clone .*; nothing was changed$/);
   expect(httpErrorOf(new memgit.StoreCorruptError('memgit: HEAD of /home/u/s does not resolve'))).toBeNull();
-  expect(webAnswer(new memgit.CommitNotFoundError('x'))).toEqual({ status: 404, message: 'no commit or tool_use id "x" in this store' });
+  expect(webAnswer(new memgit.CommitNotFoundError('x'))).toEqual({ status: 404, message: 'no commit or tool_use id "x" in this store', code: 'commit_not_found' });
   expect(webAnswer(new memgit.StoreCorruptError('memgit: broken'))).toBeNull();
   expect(mcpRefusal(new memgit.StoreNotFoundError('acme-1'))).toEqual({ message: 'the memory store does not exist.', absent: true });
   expect(refusalText(mcpRefusal(new memgit.LockTimeoutError('/x/.git/memgit.lock', 10))!)).toBe(
@@ -73,6 +73,21 @@ it('the tables answer as the edges always did', () => {
   );
   expect(exitCodeOf('invalid_point')).toBe(64);
   expect(exitCodeOf('commit_not_found')).toBe(1);
+});
+
+it("each edge's own refusals have stable snake_case codes, in one table per edge, none a MemgitError's code", () => {
+  for (const table of [SERVER_REFUSALS, WEB_REFUSALS, MCP_REFUSALS]) {
+    for (const code of Object.keys(table)) {
+      expect(code).toMatch(/^[a-z][a-z0-9_]*$/);
+      expect([code, (ERROR_CODES as readonly string[]).includes(code)]).toEqual([code, false]);
+    }
+  }
+  // An answer carries its code: a MemgitError's, or the edge's refusal.
+  expect(httpErrorOf(new memgit.QueueFullError('acme-1', 3))!.code).toBe('queue_full');
+  const tooLarge = refusal('body_too_large', 'too large');
+  expect([tooLarge.status, tooLarge.type, tooLarge.code]).toEqual([413, 'request_too_large', 'body_too_large']);
+  expect([webRefusalCode(404), webRefusalCode(500), webRefusalCode(418)]).toEqual(['not_found', 'internal_error', 'bad_request']);
+  expect(MCP_REFUSALS.session_not_found).toEqual({ rpc: -32001, status: 404 });
 });
 
 it('docs/library.md lists every code in its errors table', () => {

@@ -46,6 +46,7 @@ export const EXIT_CODES: Record<ErrorCode, number | null> = {
   store_syncing: null,
   not_replicated: null,
   http_tool_failed: null,
+  client_request_failed: null,
 };
 
 /** The exit code for a coded error. */

@@ -71,6 +71,7 @@ export const MCP_ANSWERS: Record<ErrorCode, ((error: Fields) => McpRefusal) | nu
     after: 'Retry the same call (the same tool_use id); it is not applied twice.',
   }),
   http_tool_failed: null,
+  client_request_failed: null,
 };
 
 /** What the client is told about `error`, or null for the default (logged, said generically). */
@@ -82,4 +83,47 @@ export function mcpRefusal(error: unknown): McpRefusal | null {
 /** A tool call's error text for a refusal. */
 export function refusalText(refusal: McpRefusal): string {
   return `Error: ${refusal.message} ${refusal.after ?? 'Nothing was written.'}`;
+}
+
+/**
+ * MCP's own refusals (the transport's and the server's, not MemgitErrors) by their stable code, each with
+ * its JSON-RPC error code and, for the HTTP transport's answers, the HTTP status: one table. Every JSON-RPC
+ * error memgit sends carries its code, or the MemgitError's, in `error.data.code`.
+ */
+export const MCP_REFUSALS = {
+  unknown_tool: { rpc: -32602, status: null },
+  invalid_cursor: { rpc: -32602, status: null },
+  resource_not_found: { rpc: -32002, status: null },
+  bad_request: { rpc: -32000, status: 400 },
+  invalid_jsonrpc: { rpc: -32600, status: 400 },
+  forbidden: { rpc: -32000, status: 403 },
+  not_found: { rpc: -32000, status: 404 },
+  not_acceptable: { rpc: -32000, status: 406 },
+  stream_conflict: { rpc: -32000, status: 409 },
+  unsupported_media_type: { rpc: -32000, status: 415 },
+  session_not_found: { rpc: -32001, status: 404 },
+  session_required: { rpc: -32000, status: 400 },
+  invalid_json: { rpc: -32700, status: 400 },
+  body_timeout: { rpc: -32000, status: 408 },
+  body_too_large: { rpc: -32000, status: 413 },
+  too_many_sessions_per_key: { rpc: -32000, status: 429 },
+  internal_error: { rpc: -32603, status: 500 },
+  too_many_sessions: { rpc: -32000, status: 503 },
+  shutting_down: { rpc: -32000, status: 503 },
+} as const satisfies Record<string, { rpc: number; status: number | null }>;
+
+export type McpRefusalCode = keyof typeof MCP_REFUSALS;
+/** The refusals the HTTP transport answers itself, with a status. */
+export type McpHttpRefusalCode = { [C in McpRefusalCode]: (typeof MCP_REFUSALS)[C]['status'] extends number ? C : never }[McpRefusalCode];
+
+/**
+ * The code of a refusal the MCP SDK's transport answers itself (a wrong Accept header, a missing session,
+ * a JSON-RPC message that is not one, ...), from its HTTP status and JSON-RPC code: MCP_REFUSALS' code of
+ * that status (and JSON-RPC code, where one status has several), so that these errors carry one too.
+ */
+export function transportRefusalCode(status: number, rpc: number): McpHttpRefusalCode {
+  const codes = Object.keys(MCP_REFUSALS) as McpRefusalCode[];
+  const exact = codes.find((code) => MCP_REFUSALS[code].status === status && MCP_REFUSALS[code].rpc === rpc);
+  const byStatus = codes.find((code) => MCP_REFUSALS[code].status === status);
+  return (exact ?? byStatus ?? (status >= 500 ? 'internal_error' : 'bad_request')) as McpHttpRefusalCode;
 }

@@ -14,6 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { MemoryStore } from '../store';
+import { MCP_REFUSALS, type McpHttpRefusalCode, transportRefusalCode } from './errors';
 import { newMcpSessionId } from './ids';
 import { createMemoryMcpServer } from './server';
 import type { StoreAccess } from './store-access';
@@ -208,6 +209,7 @@ export function createMcpHttpHandler<Req extends McpHttpRequest = McpHttpRequest
         if (!closed) sessions.set(id, session);
       },
     });
+    codeTransportErrors(transport);
     const session: Session = { id, storeId: target.storeId, owner: target.owner, mcp, transport, lastActive: Date.now(), running: 0 };
     opening.set(target.owner, (opening.get(target.owner) ?? 0) + 1);
     openingTotal++;
@@ -228,9 +230,9 @@ export function createMcpHttpHandler<Req extends McpHttpRequest = McpHttpRequest
   };
 
   const handle = async (req: Req, res: ServerResponse): Promise<void> => {
-    if (closed) return sendError(res, 503, 'The MCP endpoint is shutting down');
+    if (closed) return sendError(res, 'shutting_down', 'The MCP endpoint is shutting down');
     const target = await resolve(req);
-    if (!target) return sendError(res, 404, 'Not found');
+    if (!target) return sendError(res, 'not_found', 'Not found');
     // The body is in before the request counts as running anywhere (a session, the pool, its store).
     let body = req.body;
     if (req.method === 'POST' && body === undefined && isJson(req)) {
@@ -242,18 +244,18 @@ export function createMcpHttpHandler<Req extends McpHttpRequest = McpHttpRequest
     if (header !== undefined) {
       const session = typeof header === 'string' ? sessions.get(header) : undefined;
       // A session answers only on the store it was opened on, and only to the owner who opened it.
-      if (!session || session.storeId !== target.storeId || session.owner !== target.owner) return sendError(res, 404, 'Session not found', -32001);
+      if (!session || session.storeId !== target.storeId || session.owner !== target.owner) return sendError(res, 'session_not_found', 'Session not found');
       return serve(session, req, res, body);
     }
-    if (req.method !== 'POST') return sendError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+    if (req.method !== 'POST') return sendError(res, 'session_required', 'Bad Request: Mcp-Session-Id header is required');
     const room = makeRoom(target.owner);
     if (room === 'owner-full') {
       res.setHeader('Retry-After', '5');
-      return sendError(res, 429, `Too many open MCP sessions for this key (${maxPerOwner}), all of them busy; try again later`);
+      return sendError(res, 'too_many_sessions_per_key', `Too many open MCP sessions for this key (${maxPerOwner}), all of them busy; try again later`);
     }
     if (room === 'full') {
       res.setHeader('Retry-After', '30');
-      return sendError(res, 503, 'Too many open MCP sessions; try again later');
+      return sendError(res, 'too_many_sessions', 'Too many open MCP sessions; try again later');
     }
     return openSession(target, req, res, body);
   };
@@ -262,7 +264,7 @@ export function createMcpHttpHandler<Req extends McpHttpRequest = McpHttpRequest
     handle(req, res)
       .catch((error: unknown) => {
         log(`MCP request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-        if (!res.headersSent) sendError(res, 500, 'Internal error', -32603);
+        if (!res.headersSent) sendError(res, 'internal_error', 'Internal error');
         else if (next) next(error);
         else res.end();
       })
@@ -304,20 +306,20 @@ function isJson(req: IncomingMessage): boolean {
  */
 function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: number, timeoutMs: number): Promise<{ ok: true; body: unknown } | { ok: false }> {
   return new Promise((resolve) => {
-    const refuse = (status: number, message: string, code: number) => {
+    const refuse = (code: McpHttpRefusalCode, message: string) => {
       finish();
       res.setHeader('Connection', 'close');
       res.once('finish', () => req.socket.destroy());
-      sendError(res, status, message, code);
+      sendError(res, code, message);
       resolve({ ok: false });
     };
     const declared = Number(req.headers['content-length']);
-    if (declared > maxBytes) return refuse(413, `Payload Too Large: Request body must not exceed ${maxBytes} bytes`, -32000);
+    if (declared > maxBytes) return refuse('body_too_large', `Payload Too Large: Request body must not exceed ${maxBytes} bytes`);
     const chunks: Buffer[] = [];
     let received = 0;
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (received > maxBytes) return refuse(413, `Payload Too Large: Request body must not exceed ${maxBytes} bytes`, -32000);
+      if (received > maxBytes) return refuse('body_too_large', `Payload Too Large: Request body must not exceed ${maxBytes} bytes`);
       chunks.push(chunk);
     };
     const onEnd = () => {
@@ -325,7 +327,7 @@ function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: numbe
       try {
         resolve({ ok: true, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
       } catch {
-        sendError(res, 400, 'Parse error: Invalid JSON', -32700);
+        sendError(res, 'invalid_json', 'Parse error: Invalid JSON');
         resolve({ ok: false });
       }
     };
@@ -333,7 +335,7 @@ function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: numbe
       finish();
       resolve({ ok: false });
     };
-    const timer = setTimeout(() => refuse(408, `Request Timeout: the body did not arrive within ${timeoutMs / 1000} s`, -32000), timeoutMs);
+    const timer = setTimeout(() => refuse('body_timeout', `Request Timeout: the body did not arrive within ${timeoutMs / 1000} s`), timeoutMs);
     const finish = () => {
       clearTimeout(timer);
       req.off('data', onData);
@@ -348,9 +350,29 @@ function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: numbe
   });
 }
 
-/** A JSON-RPC error response (the body clients of the transport expect), with no request id. */
-function sendError(res: ServerResponse, status: number, message: string, code = -32000): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+/** A JSON-RPC error response (the body clients of the transport expect), with no request id; its code in error.data.code. */
+function sendError(res: ServerResponse, code: McpHttpRefusalCode, message: string): void {
+  const { rpc, status } = MCP_REFUSALS[code];
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: rpc, message, data: { code } }, id: null });
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+type JsonErrorFactory = (status: number, code: number, message: string, options?: { data?: unknown; headers?: Record<string, string> }) => Response;
+
+/**
+ * The SDK's transport answers some refusals itself (406 for an Accept header without event streams, 415,
+ * a missing or unknown session, a message that is not JSON-RPC): give them `error.data.code` too, as every
+ * JSON-RPC error memgit sends has. The transport makes those answers in one method of its web-standard
+ * core (createJsonErrorResponse); test/mcp/http.test.ts fails if a version of the SDK stops doing so.
+ */
+function codeTransportErrors(transport: StreamableHTTPServerTransport): void {
+  const core = (transport as unknown as { _webStandardTransport?: { createJsonErrorResponse?: JsonErrorFactory } })._webStandardTransport;
+  const original = core?.createJsonErrorResponse;
+  if (!core || typeof original !== 'function') return;
+  core.createJsonErrorResponse = function (status, code, message, options) {
+    const given = options?.data;
+    const data = given === undefined ? {} : typeof given === 'object' && given !== null && !Array.isArray(given) ? given : { detail: given };
+    return original.call(this, status, code, message, { ...options, data: { ...data, code: transportRefusalCode(status, code) } });
+  };
 }

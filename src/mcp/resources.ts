@@ -12,7 +12,7 @@ import { historyContext, sizeOf } from '../history/context';
 import { memoryFilesAt, readFileAt } from '../history/memory-at';
 import { currentHead } from '../history/points';
 import { type MemoryStore, PathNotFoundError } from '../store';
-import { INVALID_PARAMS, protocolError, RESOURCE_NOT_FOUND } from './protocol-error';
+import { codedError, INVALID_PARAMS, RESOURCE_NOT_FOUND } from './protocol-error';
 
 export const RESOURCE_SCHEME = 'memory://';
 /** One page of resources/list. */
@@ -60,7 +60,7 @@ async function listFiles(store: MemoryStore): Promise<Array<{ rel: RelPath; size
 /** One page of the memory files; `cursor` is the offset where the page starts (as given by the last page). */
 export async function listMemoryResources(store: MemoryStore, cursor?: string): Promise<{ resources: Resource[]; nextCursor?: string }> {
   const start = cursor === undefined ? 0 : Number(cursor);
-  if (!Number.isSafeInteger(start) || start < 0) throw protocolError(INVALID_PARAMS, 'Invalid cursor');
+  if (!Number.isSafeInteger(start) || start < 0) throw codedError(INVALID_PARAMS, 'Invalid cursor', 'invalid_cursor');
   const files = await listFiles(store);
   const page = files.slice(start, start + RESOURCES_PAGE_SIZE);
   const resources = page.map(({ rel, size }) => ({
@@ -75,13 +75,13 @@ export async function listMemoryResources(store: MemoryStore, cursor?: string): 
 
 export async function readMemoryResource(store: MemoryStore, uri: string): Promise<ReadResourceResult> {
   const rel = relPathOfUri(uri);
-  if (rel === null || rel === '') throw protocolError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+  if (rel === null || rel === '') throw codedError(RESOURCE_NOT_FOUND, 'Resource not found', 'resource_not_found', { uri });
   const ctx = historyContext(store);
   try {
     const file = await readFileAt(ctx, toVirtual(rel), await currentHead(ctx), { plainOnly: true });
     return { contents: [{ uri, mimeType: mimeTypeOf(rel), text: file.text }] };
   } catch (error) {
-    if (error instanceof PathNotFoundError) throw protocolError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+    if (error instanceof PathNotFoundError) throw codedError(RESOURCE_NOT_FOUND, 'Resource not found', 'resource_not_found', { uri });
     throw error;
   }
 }

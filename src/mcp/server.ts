@@ -19,7 +19,7 @@ import {
 import { isValidId } from '../contract/paths';
 import type { MemoryStore } from '../store';
 import { callMemoryTool, MEMORY_TOOL, MEMORY_TOOL_NAME } from './memory-tool';
-import { INTERNAL_ERROR, INVALID_PARAMS, protocolError } from './protocol-error';
+import { codedError, INTERNAL_ERROR, INVALID_PARAMS } from './protocol-error';
 import { listMemoryResources, readMemoryResource } from './resources';
 import { mcpRefusal } from './errors';
 import { StoreAccess, storeAccess } from './store-access';
@@ -56,7 +56,7 @@ export function createMemoryMcpServer(options: MemoryMcpServerOptions): McpServe
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [MEMORY_TOOL] }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     if (request.params.name !== MEMORY_TOOL_NAME) {
-      throw protocolError(INVALID_PARAMS, `Unknown tool: ${JSON.stringify(request.params.name)}`);
+      throw codedError(INVALID_PARAMS, `Unknown tool: ${JSON.stringify(request.params.name)}`, 'unknown_tool');
     }
     const clientInfo = server.getClientVersion();
     return callMemoryTool(use, request.params.arguments, {
@@ -89,7 +89,7 @@ async function reading<T>(read: () => Promise<T>, whenAbsent?: T): Promise<T> {
   } catch (error) {
     const refusal = mcpRefusal(error);
     if (refusal?.absent && whenAbsent !== undefined) return whenAbsent;
-    if (refusal) throw protocolError(INTERNAL_ERROR, refusal.message);
+    if (refusal) throw codedError(INTERNAL_ERROR, refusal.message, (error as { code: string }).code);
     throw error;
   }
 }

@@ -11,7 +11,8 @@ import type { FleetNode } from '../tenancy/fleet';
 import { InvalidStoreIdError } from '../tenancy/store-id';
 import { Authorizer } from './auth';
 import { BodyBudget, BodyBudgetOptions, DEFAULT_BODY_BUDGET, parseByteSize } from './body-budget';
-import { HttpError, httpErrorOf, notFoundStore, sendError } from './errors';
+import { HttpError, httpErrorOf, notFoundStore, refusal, sendError } from './errors';
+import { OPENAPI_DOCUMENT } from './openapi';
 
 /**
  * The HTTP edge of a server root: the memory tool over HTTP (`write`), rollbacks (`operator`, run
@@ -104,7 +105,7 @@ export function createServerApp(options: ServerAppOptions): Express {
   app.use((req, res, next) => {
     if (!options.draining?.()) return next();
     res.setHeader('Connection', 'close');
-    sendError(res, new HttpError(503, 'overloaded_error', 'the server is shutting down', { 'Retry-After': '1' }));
+    sendError(res, refusal('shutting_down', 'the server is shutting down', { 'Retry-After': '1' }));
   });
 
   const bodyLimit = options.bodyLimit ?? '8mb';
@@ -114,13 +115,18 @@ export function createServerApp(options: ServerAppOptions): Express {
   if (bodyLimitBytes > bodies.options.perKeyBytes) throw new TypeError('the per-key body budget must hold at least one body of the largest size (bodyLimit)');
   app.use(bodies.timeout());
 
+  // The OpenAPI document of this API (src/server/openapi.ts, kept in docs/openapi.json): no key needed.
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.json(OPENAPI_DOCUMENT);
+  });
+
   app.get('/healthz', async (_req, res) => {
     res.json({ status: 'ok', openStores: registry.openCount, replication: await replicationHealth(registry.openStores()), ...(fleet ? { fleet: fleet.health() } : {}) });
   });
 
   const json = bodies.reader(bodyLimitBytes, express.json({ limit: bodyLimitBytes, strict: true, type: () => true }));
   const jsonOnly: RequestHandler = (req, _res, next) => {
-    if (!req.is('application/json')) return next(new HttpError(415, 'invalid_request_error', 'send the body as Content-Type: application/json'));
+    if (!req.is('application/json')) return next(refusal('unsupported_media_type', 'send the body as Content-Type: application/json'));
     next();
   };
   const perMinute = options.rateLimitPerMinute ?? 1200;
@@ -144,12 +150,12 @@ export function createServerApp(options: ServerAppOptions): Express {
 
   app.post('/api/v1/stores/:store/tool-calls', authorized('write'), limiter, jsonOnly, json, async (req, res) => {
     const body = req.body as unknown;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object {"tool_use": {...}, "session": "..."}');
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refusal('bad_request', 'the body must be a JSON object {"tool_use": {...}, "session": "..."}');
     const extra = Object.keys(body).filter((k) => !TOOL_CALL_FIELDS.has(k));
-    if (extra.length > 0) throw new HttpError(400, 'invalid_request_error', `unknown field ${JSON.stringify(extra[0].slice(0, 64))}; the body is {"tool_use": {...}, "session": "..."}`);
+    if (extra.length > 0) throw refusal('bad_request', `unknown field ${JSON.stringify(extra[0].slice(0, 64))}; the body is {"tool_use": {...}, "session": "..."}`);
     const { tool_use: toolUse, session } = body as { tool_use?: unknown; session?: unknown };
-    if (toolUse === undefined) throw new HttpError(400, 'invalid_request_error', 'tool_use is required: the Messages API tool_use block');
-    if (typeof session !== 'string') throw new HttpError(400, 'invalid_request_error', 'session is required: a string such as "sess_20261202T140312_k3f9"');
+    if (toolUse === undefined) throw refusal('bad_request', 'tool_use is required: the Messages API tool_use block');
+    if (typeof session !== 'string') throw refusal('bad_request', 'session is required: a string such as "sess_20261202T140312_k3f9"');
     // Checked before the store is touched: a request refused here must not create the store.
     const { input } = asMemoryToolUse(toolUse);
     const writes = !(typeof input === 'object' && input !== null && (input as { command?: unknown }).command === 'view');
@@ -181,7 +187,7 @@ export function createServerApp(options: ServerAppOptions): Express {
   const rollbackBody = bodies.reader(16 * 1024, express.json({ limit: '16kb', type: () => true }));
   app.post('/api/v1/stores/:store/rollback/:kind', authorized('operator'), limiter, jsonOnly, rollbackBody, async (req, res) => {
     const body = req.body as Record<string, unknown>;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refusal('bad_request', 'the body must be a JSON object');
     const key = req.memgitKey!;
     await registry.use(String(req.params.store), { create: false }, async (store) => {
       // Commits written since by another process (memgit exec) are in the index before a ref is resolved.
@@ -194,7 +200,7 @@ export function createServerApp(options: ServerAppOptions): Express {
         const refused = httpErrorOf(error);
         // The server's own conditions (busy, shutting down) answer as every route does, below.
         if (!refused || refused.status >= 500 || !(error instanceof MemgitError)) throw error;
-        res.status(refused.status).json({ error: error.detail, status: refused.status });
+        res.status(refused.status).json({ error: error.detail, status: refused.status, code: error.code });
       }
     });
   });
@@ -254,7 +260,7 @@ export function createServerApp(options: ServerAppOptions): Express {
     });
   }
 
-  app.use((req, _res, next) => next(new HttpError(404, 'not_found_error', `nothing at ${req.method} ${req.path.slice(0, 200)}`)));
+  app.use((req, _res, next) => next(refusal('not_found', `nothing at ${req.method} ${req.path.slice(0, 200)}`)));
   app.use(errorHandler(logger));
   return app;
 }
@@ -321,7 +327,7 @@ function runInner(handler: RequestHandler, req: Request, res: Response, innerPat
   return new Promise<void>((resolve, reject) => {
     res.once('finish', () => resolve());
     res.once('close', () => resolve());
-    handler(req, res, (error?: unknown) => (error ? reject(error) : reject(new HttpError(404, 'not_found_error', 'nothing here'))));
+    handler(req, res, (error?: unknown) => (error ? reject(error) : reject(refusal('not_found', 'nothing here'))));
   });
 }
 
@@ -376,7 +382,7 @@ function perKeyRateLimit(perMinute: number, points: (req: Request) => number = (
           if (!(refused instanceof RateLimiterRes)) return next(refused);
           res.setHeader('Retry-After', String(Math.max(1, answer(refused))));
           const batch = count > 1 ? `; this request counts ${count}, one per message of its batch` : '';
-          sendError(res, new HttpError(429, 'rate_limit_error', `more than ${perMinute} requests a minute with this key${batch}`));
+          sendError(res, refusal('rate_limited', `more than ${perMinute} requests a minute with this key${batch}`));
         },
       )
       .catch(next);
@@ -418,7 +424,7 @@ function errorHandler(logger: Logger) {
     const known = toHttpError(error);
     if (!known) {
       logger.error({ err: error, path: req.path.slice(0, 300), store: req.memgitStore ?? null }, 'internal error');
-      return sendError(res, new HttpError(500, 'api_error', 'internal error; nothing about it is sent to clients, see the server log'));
+      return sendError(res, refusal('internal_error', 'internal error; nothing about it is sent to clients, see the server log'));
     }
     if (known.status === 404 && req.memgitStore && known.type === 'not_found_error' && error instanceof StoreNotFoundError) {
       return sendError(res, notFoundStore(req.memgitStore));
@@ -431,11 +437,11 @@ function toHttpError(error: unknown): HttpError | null {
   if (error instanceof HttpError) return error;
   const coded = httpErrorOf(error);
   if (coded) return coded;
-  if (error instanceof URIError) return new HttpError(400, 'invalid_request_error', 'malformed percent-encoding in the URL');
+  if (error instanceof URIError) return refusal('bad_request', 'malformed percent-encoding in the URL');
   const body = error as { type?: string; status?: number; expose?: boolean; message?: string };
-  if (body?.type === 'entity.too.large') return new HttpError(413, 'request_too_large', 'the request body is too large');
-  if (body?.type === 'entity.parse.failed') return new HttpError(400, 'invalid_request_error', 'the body is not valid JSON');
-  if (typeof body?.status === 'number' && body.status >= 400 && body.status < 500 && body.expose) return new HttpError(body.status, 'invalid_request_error', String(body.message));
+  if (body?.type === 'entity.too.large') return refusal('body_too_large', 'the request body is too large');
+  if (body?.type === 'entity.parse.failed') return refusal('invalid_json', 'the body is not valid JSON');
+  if (typeof body?.status === 'number' && body.status >= 400 && body.status < 500 && body.expose) return new HttpError(body.status, 'invalid_request_error', String(body.message), {}, 'bad_request');
   return null;
 }
 

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { KeyInfo, keyMatchesStore, KeyRing, Scope, scopeAllows } from '../tenancy/keys';
 import { storeIdProblem } from '../tenancy/store-id';
-import { HttpError, notFoundStore } from './errors';
+import { HttpError, notFoundStore, refusal } from './errors';
 
 /**
  * Bearer keys. `authorize(req, storeId, scope)` is the one check every store route makes (the tool API,
@@ -49,10 +49,10 @@ export class Authorizer {
     const presented = presentedKey(req, options);
     if (presented === null) {
       const how = options.basic ? 'send your key as Authorization: Bearer <key>, or as the password (not the user name) of Basic auth' : 'send your key as Authorization: Bearer <key>';
-      throw new HttpError(401, 'authentication_error', how, authenticateHeader(options));
+      throw refusal('unauthorized', how, authenticateHeader(options));
     }
     const key = await this.keys.authenticate(presented);
-    if (!key) throw new HttpError(401, 'authentication_error', 'this key is not valid (unknown or revoked)', authenticateHeader(options));
+    if (!key) throw refusal('unauthorized', 'this key is not valid (unknown or revoked)', authenticateHeader(options));
     req.memgitKey = key;
     return key;
   }
@@ -66,10 +66,10 @@ export class Authorizer {
   async authorize(req: Request, storeId: string, scope: Scope, options: { basic?: boolean } = {}): Promise<KeyInfo> {
     const key = await this.authenticate(req, options);
     const problem = storeIdProblem(storeId);
-    if (problem) throw new HttpError(400, 'invalid_request_error', `invalid store id: ${problem}`);
+    if (problem) throw new HttpError(400, 'invalid_request_error', `invalid store id: ${problem}`, {}, 'invalid_store_id');
     req.memgitStore = storeId;
     if (!keyMatchesStore(key, storeId)) throw notFoundStore(storeId);
-    if (!scopeAllows(key.scope, scope)) throw new HttpError(403, 'permission_error', `this key (scope ${key.scope}) may not ${SCOPE_ACTIONS[scope]}`);
+    if (!scopeAllows(key.scope, scope)) throw refusal('forbidden', `this key (scope ${key.scope}) may not ${SCOPE_ACTIONS[scope]}`);
     return key;
   }
 

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { HttpError, sendError } from './errors';
+import { HttpError, refusal, sendError } from './errors';
 
 /**
  * Request bodies held in memory, bounded for the whole server and per key. A request that reads a body
@@ -82,7 +82,7 @@ export class BodyBudget {
         }
         res.setHeader('Connection', 'close');
         res.once('finish', () => req.socket.destroy());
-        sendError(res, new HttpError(408, 'timeout_error', `the request body did not arrive within ${timeoutMs / 1000} s; nothing was done`));
+        sendError(res, refusal('body_timeout', `the request body did not arrive within ${timeoutMs / 1000} s; nothing was done`));
       }, timeoutMs);
       const clear = () => clearTimeout(timer);
       req.once('end', clear);
@@ -100,7 +100,7 @@ export class BodyBudget {
     return (req, res, next) => {
       if (!hasBody(req)) return parse(req, res, next);
       const declared = req.headers['content-length'] === undefined ? null : Number(req.headers['content-length']);
-      if (declared !== null && declared > limitBytes) return refuse(res, new HttpError(413, 'request_too_large', `the request body is too large (over ${limitBytes} bytes)`));
+      if (declared !== null && declared > limitBytes) return refuse(res, refusal('body_too_large', `the request body is too large (over ${limitBytes} bytes)`));
       const bytes = declared ?? limitBytes;
       const owner = req.memgitKey?.id ?? '';
       const mine = this.byKey.get(owner) ?? { bytes: 0, requests: 0 };
@@ -108,9 +108,8 @@ export class BodyBudget {
       if (mine.requests + 1 > perKeyRequests || mine.bytes + bytes > perKeyBytes) {
         return refuse(
           res,
-          new HttpError(
-            429,
-            'rate_limit_error',
+          refusal(
+            'key_bodies_in_flight',
             `this key already has ${mine.requests} request bodies in flight (${mib(mine.bytes)}); ` +
               `a key may hold ${perKeyRequests} requests and ${mib(perKeyBytes)} of request bodies at once. Nothing was done; retry when its calls are answered`,
             { 'Retry-After': '1' },
@@ -120,7 +119,7 @@ export class BodyBudget {
       if (this.used + bytes > totalBytes) {
         return refuse(
           res,
-          new HttpError(503, 'overloaded_error', `the server holds ${mib(this.used)} of request bodies, its limit is ${mib(totalBytes)}; nothing was done, retry shortly`, {
+          refusal('server_bodies_full', `the server holds ${mib(this.used)} of request bodies, its limit is ${mib(totalBytes)}; nothing was done, retry shortly`, {
             'Retry-After': '1',
           }),
         );

@@ -1,20 +1,60 @@
 import type { Request, Response } from 'express';
 import { type ErrorCode, MemgitError } from '../store';
 
-/** An error answer of the API: a status, a stable type and a message meant for people; never a stack. */
+/**
+ * The server's own refusals — what it answers before or beside any store (no key, a body too large, over
+ * the rate limit, ...) — by their stable code, each with its status and type, in one table. The codes of
+ * MemgitErrors (src/store/error-codes.ts) answer by HTTP_ANSWERS below; a body carries either kind in
+ * `error.code` (docs/openapi.json's ErrorCode).
+ */
+export const SERVER_REFUSALS = {
+  bad_request: { status: 400, type: 'invalid_request_error' },
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  unauthorized: { status: 401, type: 'authentication_error' },
+  forbidden: { status: 403, type: 'permission_error' },
+  not_found: { status: 404, type: 'not_found_error' },
+  body_timeout: { status: 408, type: 'timeout_error' },
+  body_too_large: { status: 413, type: 'request_too_large' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  rate_limited: { status: 429, type: 'rate_limit_error' },
+  key_bodies_in_flight: { status: 429, type: 'rate_limit_error' },
+  internal_error: { status: 500, type: 'api_error' },
+  server_bodies_full: { status: 503, type: 'overloaded_error' },
+  shutting_down: { status: 503, type: 'overloaded_error' },
+} as const satisfies Record<string, { status: number; type: string }>;
+
+export type RefusalCode = keyof typeof SERVER_REFUSALS;
+
+/** The code an HttpError made without one gets: the server's refusal of that status. */
+function defaultCode(status: number): string {
+  const found = (Object.keys(SERVER_REFUSALS) as RefusalCode[]).find((code) => SERVER_REFUSALS[code].status === status);
+  return found ?? (status >= 500 ? 'internal_error' : 'bad_request');
+}
+
+/** An error answer of the API: a status, a stable type and code, and a message meant for people; never a stack. */
 export class HttpError extends Error {
+  readonly code: string;
   constructor(
     readonly status: number,
     readonly type: string,
     message: string,
     readonly headers: Record<string, string> = {},
+    code?: string,
   ) {
     super(message);
     this.name = 'HttpError';
+    this.code = code ?? defaultCode(status);
   }
 }
 
-export const notFoundStore = (storeId: string) => new HttpError(404, 'not_found_error', `no store ${JSON.stringify(storeId)}`);
+/** One of the server's own refusals (SERVER_REFUSALS), with its message. */
+export function refusal(code: RefusalCode, message: string, headers: Record<string, string> = {}): HttpError {
+  const { status, type } = SERVER_REFUSALS[code];
+  return new HttpError(status, type, message, headers, code);
+}
+
+/** No such store, or one this key may not see: the same answer, code store_not_found (as StoreNotFoundError). */
+export const notFoundStore = (storeId: string) => new HttpError(404, 'not_found_error', `no store ${JSON.stringify(storeId)}`, {}, 'store_not_found');
 
 /** How the API answers one code: a status, a type, and the message (default: the error's `detail`). */
 export interface HttpAnswer {
@@ -30,7 +70,7 @@ const notFound: HttpAnswer = { status: 404, type: 'not_found_error' };
 const conflict: HttpAnswer = { status: 409, type: 'conflict_error' };
 
 /**
- * The server's one table from error code to answer, for every route (`{"error": {"type", "message"}}`).
+ * The server's one table from error code to answer, for every route (`{"error": {"type", "message", "code"}}`).
  * `null` is the documented default: 500 `api_error`, "internal error; nothing about it is sent to
  * clients, see the server log" — the error itself goes to the log only (it may name host paths).
  */
@@ -73,6 +113,7 @@ export const HTTP_ANSWERS: Record<ErrorCode, HttpAnswer | null> = {
   store_syncing: { status: 503, type: 'overloaded_error', headers: () => ({ 'Retry-After': '1' }) },
   not_replicated: { status: 503, type: 'api_error', headers: () => ({ 'Retry-After': '1' }) },
   http_tool_failed: null,
+  client_request_failed: null,
 };
 
 /** The answer to a coded error, or null (the default: 500, logged). */
@@ -80,7 +121,7 @@ export function httpErrorOf(error: unknown): HttpError | null {
   if (!(error instanceof MemgitError)) return null;
   const answer = HTTP_ANSWERS[error.code];
   if (!answer) return null;
-  return new HttpError(answer.status, answer.type, answer.message ? answer.message(error) : error.detail, answer.headers?.(error));
+  return new HttpError(answer.status, answer.type, answer.message ? answer.message(error) : error.detail, answer.headers?.(error), error.code);
 }
 
 /**
@@ -98,7 +139,7 @@ export function sendError(res: Response, error: HttpError): void {
     res.type('html').send(errorPage(error));
     return;
   }
-  res.json({ error: { type: error.type, message: error.message } });
+  res.json({ error: { type: error.type, message: error.message, code: error.code } });
 }
 
 function wantsPage(req: Request | undefined): boolean {

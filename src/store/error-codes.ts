@@ -50,6 +50,7 @@ export const ERROR_CODES = [
   'not_replicated',
   // the HTTP client of a memgit server (src/client)
   'http_tool_failed',
+  'client_request_failed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,3 +1,4 @@
+import type { WebRefusalCode } from './errors';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import cookieParser from 'cookie-parser';
 import { doubleCsrf } from 'csrf-csrf';
@@ -202,9 +203,9 @@ export class OperatorAuth {
         const check = await this.checkTokenFrom(req, bearer);
         if (check.ok) return next();
         if (check.retryAfterS !== null) return tooManyFailures(res, check.retryAfterS, api);
-        return res.status(401).json({ error: 'wrong operator token', status: 401 });
+        return res.status(401).json({ error: 'wrong operator token', status: 401, code: 'unauthorized' satisfies WebRefusalCode });
       }
-      if (api) return res.status(401).json({ error: 'this server is reachable beyond loopback: log in as the operator, or send Authorization: Bearer <operator token>', status: 401 });
+      if (api) return res.status(401).json({ error: 'this server is reachable beyond loopback: log in as the operator, or send Authorization: Bearer <operator token>', status: 401, code: 'unauthorized' satisfies WebRefusalCode });
       res.redirect(303, `/login?next=${encodeURIComponent(req.originalUrl)}`);
     };
   }
@@ -225,7 +226,7 @@ function clientKey(req: Request): string {
 export function tooManyFailures(res: Response, retryAfterS: number, api: boolean): void {
   const message = `too many failed logins from this client; try again in ${retryAfterS} s`;
   res.status(429).set('Retry-After', String(retryAfterS));
-  if (api) res.json({ error: message, status: 429 });
+  if (api) res.json({ error: message, status: 429, code: 'rate_limited' satisfies WebRefusalCode });
   else res.type('text/plain').send(`memgit: ${message}\n`);
 }
 

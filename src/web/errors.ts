@@ -45,13 +45,36 @@ export const WEB_STATUS: Record<ErrorCode, number | null> = {
   store_syncing: 503,
   not_replicated: 503,
   http_tool_failed: null,
+  client_request_failed: null,
 };
 
-/** The status and message a coded error answers with, or null for the default (500, logged). */
-export function webAnswer(error: unknown): { status: number; message: string } | null {
+/** The status, message and code a coded error answers with, or null for the default (500, logged). */
+export function webAnswer(error: unknown): { status: number; message: string; code: ErrorCode } | null {
   if (!(error instanceof MemgitError)) return null;
   const status = WEB_STATUS[error.code];
-  return status === null ? null : { status, message: error.detail };
+  return status === null ? null : { status, message: error.detail, code: error.code };
+}
+
+/**
+ * The UI's own refusals (a bad parameter, nothing here, a wrong operator token, ...) by their stable code
+ * and status, in one table: a JSON answer carries either this code or a MemgitError's in `code`
+ * (`{"error": message, "status": n, "code": "..."}`).
+ */
+export const WEB_REFUSALS = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  rate_limited: 429,
+  internal_error: 500,
+} as const satisfies Record<string, number>;
+
+export type WebRefusalCode = keyof typeof WEB_REFUSALS;
+
+/** The code of one of the UI's own refusals by its status (other statuses: bad_request, or internal_error from 500 up). */
+export function webRefusalCode(status: number): WebRefusalCode {
+  const found = (Object.keys(WEB_REFUSALS) as WebRefusalCode[]).find((code) => WEB_REFUSALS[code] === status);
+  return found ?? (status >= 500 ? 'internal_error' : 'bad_request');
 }
 
 export { ERROR_CODES };

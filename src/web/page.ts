@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Environment } from 'nunjucks';
-import { webAnswer } from './errors';
+import { webAnswer, webRefusalCode } from './errors';
 import { resolveLabels } from './labels';
 import { AuditContext, BadRequest, NotFound } from './services/context';
 
@@ -75,7 +75,7 @@ export function errorHandler(deps: WebDeps, log: (message: string) => void) {
     if (status === 500) log(`${req.method} ${req.path}: ${(error as Error)?.stack ?? String(error)}`);
     res.status(status);
     if (req.path.startsWith('/api/') || req.path === '/api') {
-      res.json({ error: message, status });
+      res.json({ error: message, status, code: coded ? coded.code : webRefusalCode(status) });
     } else {
       renderHtml(res, deps, 'pages/error.njk', { title: status === 404 ? 'Not found' : status === 400 ? 'Bad request' : status === 409 ? 'Refused' : 'Error', status, message }, req);
     }

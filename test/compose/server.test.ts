@@ -168,7 +168,7 @@ it('the table covers the read API, the rollback API, the UI and MCP, and they an
   const revert = libraryAnswers.find((a) => a.name === 'rollback API: a revert')!.body as { actor: string; commit: string };
   expect(revert.actor).toBe(`operator:key:${keys.operator.id}`);
   // The refusals of the rollback API keep the shape the UI's rollback API has always answered with.
-  expect(libraryAnswers.find((a) => a.name === 'rollback API: an unknown action')!.body).toEqual({ error: 'no rollback action "explode"', status: 404 });
-  expect(libraryAnswers.find((a) => a.name === 'rollback API: a missing field')!.body).toEqual({ error: 'ref is required', status: 400 });
-  expect(libraryAnswers.find((a) => a.name === 'rollback API: a bad reason')!.body).toEqual({ error: 'reason must be text', status: 400 });
+  expect(libraryAnswers.find((a) => a.name === 'rollback API: an unknown action')!.body).toEqual({ error: 'no rollback action "explode"', status: 404, code: 'unknown_action' });
+  expect(libraryAnswers.find((a) => a.name === 'rollback API: a missing field')!.body).toEqual({ error: 'ref is required', status: 400, code: 'invalid_request' });
+  expect(libraryAnswers.find((a) => a.name === 'rollback API: a bad reason')!.body).toEqual({ error: 'reason must be text', status: 400, code: 'invalid_request' });
 });

@@ -218,7 +218,7 @@ describe('the MCP handler over Streamable HTTP', () => {
       const sessionHeaders = { 'Mcp-Session-Id': transport.sessionId!, 'Mcp-Protocol-Version': transport.protocolVersion ?? '2025-06-18' };
       const hijack = await post(`${server.url}/stores/beta/mcp`, call, { ...sessionHeaders, Authorization: `Bearer ${BETA}` });
       expect(hijack.status).toBe(404);
-      expect(await hijack.json()).toEqual({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+      expect(await hijack.json()).toEqual({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found', data: { code: 'session_not_found' } }, id: null });
       const noKey = await post(`${server.url}/stores/alpha/mcp`, call, sessionHeaders);
       expect(noKey.status).toBe(401);
       // An unknown store behind a valid key is simply not found.
@@ -232,6 +232,23 @@ describe('the MCP handler over Streamable HTTP', () => {
     }
     expect(gitHistory(alphaDir).messages.length).toBe(before);
     expect(gitHistory(stores.get('beta')!.dir).messages.length).toBe(1);
+  });
+
+  it("carries a stable code in every JSON-RPC error's data, the SDK transport's own refusals included", async () => {
+    const url = `${server.url}/stores/alpha/mcp`;
+    const auth = { Authorization: `Bearer ${ALPHA}` };
+    const answer = async (response: Response) => [response.status, ((await response.json()) as { error: { code: number; data?: { code?: string } } }).error];
+    // memgit's own: a request that names no session and is not an initialize.
+    expect(await answer(await fetch(url, { method: 'GET', headers: { ...auth, Accept: 'text/event-stream' } }))).toEqual([
+      400,
+      { code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', data: { code: 'session_required' } },
+    ]);
+    // The transport's: an Accept header without event streams (406), a body that is not JSON-RPC (400).
+    expect(await answer(await post(url, initializeBody, { ...auth, Accept: 'application/json' }))).toEqual([
+      406,
+      { code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream', data: { code: 'not_acceptable' } },
+    ]);
+    expect(await answer(await post(url, JSON.stringify({ hello: 'world' }), auth))).toEqual([400, { code: -32700, message: 'Parse error: Invalid JSON-RPC message', data: { code: 'invalid_json' } }]);
   });
 
   it('says truthfully that nothing was written when the store itself refuses, without host paths', async () => {
@@ -341,7 +358,7 @@ describe('the MCP handler between owners', () => {
       const y2 = (await rawInitialize(s.url, 'owner-y')).session!;
       // Another owner cannot use x's session, on the same store.
       const borrowed = await rawPost(s.url, 'owner-y', toolCallMessage(1, { command: 'view', path: '/memories' }), x1);
-      expect([borrowed.status, borrowed.messages[0]]).toEqual([404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }]);
+      expect([borrowed.status, borrowed.messages[0]]).toEqual([404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found', data: { code: 'session_not_found' } }, id: null }]);
       // x at its quota: its own longest-idle session makes room; y's are untouched.
       const x3 = (await rawInitialize(s.url, 'owner-x')).session!;
       expect(x3).not.toBeNull();

@@ -52,7 +52,7 @@ describe('bodies in flight, with the default budgets', () => {
       const refused = await five[settled.indexOf(true)].answer;
       expect(refused.status).toBe(429);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-      expect(JSON.parse(refused.text)).toEqual({ error: { type: 'rate_limit_error', message: expect.stringMatching(/request bodies/) } });
+      expect(JSON.parse(refused.text)).toEqual({ error: { type: 'rate_limit_error', message: expect.stringMatching(/request bodies/), code: 'key_bodies_in_flight' } });
 
       // Three more keys fill the server's 128 MiB (seen by a key that may not create stores: 404 until then,
       // 503 once full); then even a small complete call of a fifth key is refused, and writes nothing.
@@ -62,7 +62,7 @@ describe('bodies in flight, with the default budgets', () => {
       const busy = await postToolCall(server.url, 'k4-1', keys[4].key, createCall('toolu_k4_1'));
       expect(busy.status).toBe(503);
       expect(Number(busy.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(JSON.parse(busy.text)).toEqual({ error: { type: 'overloaded_error', message: expect.stringMatching(/request bodies/) } });
+      expect(JSON.parse(busy.text)).toEqual({ error: { type: 'overloaded_error', message: expect.stringMatching(/request bodies/), code: 'server_bodies_full' } });
       expect(fs.existsSync(path.join(root, 'k4-1'))).toBe(false);
 
       // Room comes back as soon as the held bodies go.
@@ -82,7 +82,7 @@ describe('a body timeout', () => {
     expect(await settlesWithin(slow.answer, 20_000)).toBe(true);
     const answer = await slow.answer;
     expect(answer.status).toBe(408);
-    expect(JSON.parse(answer.text)).toEqual({ error: { type: 'timeout_error', message: expect.stringMatching(/1 s/) } });
+    expect(JSON.parse(answer.text)).toEqual({ error: { type: 'timeout_error', message: expect.stringMatching(/1 s/), code: 'body_timeout' } });
     expect(await settlesWithin(slow.closed, 10_000)).toBe(true);
     expect(fs.existsSync(path.join(root, 't-1'))).toBe(false);
     // The key's whole budget (one body of 8 MiB) is free again.

@@ -92,7 +92,7 @@ describe('rate limit and body limit (item 3)', () => {
     const { session } = await rawInitialize(url, ctx.keys.b.key);
     const big = await rawPost(url, ctx.keys.b.key, create(3, 'big.md', 'y'.repeat(100 * 1024)), session!);
     expect(big.status).toBe(413);
-    expect(JSON.parse(big.text)).toEqual({ error: { type: 'request_too_large', message: expect.stringMatching(/too large/) } });
+    expect(JSON.parse(big.text)).toEqual({ error: { type: 'request_too_large', message: expect.stringMatching(/too large/), code: 'body_too_large' } });
     expect(commits(ctx.root, 'b-2')).toBe(0);
   });
 });
@@ -109,7 +109,7 @@ describe('sessions between keys (item 4)', () => {
     expect((await rawPost(url, ctx.keys.a.key, create(1, 'mine.md'), session!)).status).toBe(200);
     const borrowed = await rawPost(url, ctx.keys.a2.key, create(2, 'borrowed.md'), session!);
     expect(borrowed.status).toBe(404);
-    expect(borrowed.messages[0]).toMatchObject({ error: { code: -32001, message: 'Session not found' } });
+    expect(borrowed.messages[0]).toMatchObject({ error: { code: -32001, message: 'Session not found', data: { code: 'session_not_found' } } });
     expect(trailerValues(path.join(ctx.root, 'shared-1'), 'Memory-Path').slice(1)).toEqual(['/memories/mine.md']);
   });
 

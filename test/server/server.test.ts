@@ -139,7 +139,7 @@ describe('requests that are refused', () => {
     const garbage = await postToolCall(server.url, 'acme-9', null, { tool_use: toolUse('toolu_n4', input), session: 's' }, { authorization: 'Basic Zm9vOmJhcg==' });
     for (const answer of [none, wrong, unknown, garbage]) {
       expect(answer.status).toBe(401);
-      expect(JSON.parse(answer.text)).toEqual({ error: { type: 'authentication_error', message: expect.any(String) } });
+      expect(JSON.parse(answer.text)).toEqual({ error: { type: 'authentication_error', message: expect.any(String), code: 'unauthorized' } });
       noStack(answer.text);
     }
     expect(fs.existsSync(path.join(root, 'acme-9'))).toBe(false);
@@ -281,7 +281,7 @@ describe('a read-only clone under the root', () => {
     const refused = await call('acme-ro', acme.key, 'toolu_ro2', { command: 'create', path: '/memories/b.md', file_text: 'b\n' });
     expect(refused.status).toBe(409);
     expect(JSON.parse(refused.text)).toEqual({
-      error: { type: 'conflict_error', message: expect.stringMatching(/^this store is a read-only clone for auditing; it takes no writes .*; nothing was changed$/) },
+      error: { type: 'conflict_error', message: expect.stringMatching(/^this store is a read-only clone for auditing; it takes no writes .*; nothing was changed$/), code: 'read_only_store' },
     });
     const read = await call('acme-ro', acme.key, 'toolu_ro3', { command: 'view', path: '/memories/a.md' });
     expect(read.status).toBe(200);

@@ -15,6 +15,9 @@ import { createKey, KeyRing } from '../../src/tenancy/keys';
 import { StoreRegistry } from '../../src/tenancy/registry';
 import { git } from '../rollback/helpers';
 import { QUIET, toolUse, useTempDir } from '../store/git-helpers';
+import { checkResponsesAgainstOpenApi } from '../support/openapi-contract';
+
+checkResponsesAgainstOpenApi();
 
 const tempDir = useTempDir();
 

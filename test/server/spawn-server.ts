@@ -3,6 +3,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { CLI_MAIN, REPO_ROOT } from '../support/dist';
+import { checkResponsesAgainstOpenApi } from '../support/openapi-contract';
+
+// Every test that spawns `memgit server` checks each response it fetches against docs/openapi.json.
+checkResponsesAgainstOpenApi();
 
 export interface SpawnedServer {
   url: string;

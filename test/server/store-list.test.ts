@@ -13,6 +13,9 @@ import { Authorizer } from '../../src/server/auth';
 import { createKey, KeyRing } from '../../src/tenancy/keys';
 import { StoreRegistry } from '../../src/tenancy/registry';
 import { QUIET, toolUse, useTempDir } from '../store/git-helpers';
+import { checkResponsesAgainstOpenApi } from '../support/openapi-contract';
+
+checkResponsesAgainstOpenApi();
 
 const tempDir = useTempDir();
 

@@ -160,12 +160,12 @@ describe('6. store creation is bounded', () => {
     const before = fs.readdirSync(root).sort();
     const refused = await call('quota-6', quota, 'toolu_q_6', create('q.md'));
     expect(refused.status).toBe(403);
-    expect(errorOf(refused.text)).toEqual({ type: 'quota_exceeded_error', message: expect.stringContaining('--max-stores-per-key 5') });
+    expect(errorOf(refused.text)).toEqual({ type: 'quota_exceeded_error', message: expect.stringContaining('--max-stores-per-key 5'), code: 'quota_exceeded' });
     // Over MCP a store is created by its first tool call; a session on a store the key may not create
     // is refused at once, naming the limit.
     const overMcp = await mcpPost(server.url, 'quota-7', quota.key, INITIALIZE);
     expect(overMcp.status).toBe(403);
-    expect(errorOf(await overMcp.text())).toEqual({ type: 'quota_exceeded_error', message: expect.stringContaining('--max-stores-per-key 5') });
+    expect(errorOf(await overMcp.text())).toEqual({ type: 'quota_exceeded_error', message: expect.stringContaining('--max-stores-per-key 5'), code: 'quota_exceeded' });
     expect(fs.readdirSync(root).sort()).toEqual(before);
     // Its existing stores still take writes, and another key's creations are not affected.
     expect((await call('quota-1', quota, 'toolu_q_1b', create('more.md'))).status).toBe(200);
@@ -232,7 +232,7 @@ describe('6. store creation is bounded', () => {
     const before = gitReport(path.join(root, 'acme-big')).commits.length;
     const refused = await call('acme-big', everything, 'toolu_big2', create('more.md'));
     expect(refused.status).toBe(507);
-    expect(errorOf(refused.text)).toEqual({ type: 'quota_exceeded_error', message: expect.stringContaining('--max-store-bytes') });
+    expect(errorOf(refused.text)).toEqual({ type: 'quota_exceeded_error', message: expect.stringContaining('--max-store-bytes'), code: 'store_full' });
     const view = await call('acme-big', everything, 'toolu_big3', { command: 'view', path: '/memories' });
     expect(view.status).toBe(200);
     const client = await mcpClient('acme-big', everything.key);
@@ -399,7 +399,7 @@ describe('10. every write names its key; sessions belong to their key', () => {
     const before = gitReport(path.join(root, 'acme-1')).commits.length;
     const borrowed = await call('acme-1', acme2, 'toolu_own2', create('borrowed.md'), session);
     expect(borrowed.status).toBe(409);
-    expect(errorOf(borrowed.text)).toEqual({ type: 'conflict_error', message: expect.stringContaining('was begun by another key') });
+    expect(errorOf(borrowed.text)).toEqual({ type: 'conflict_error', message: expect.stringContaining('was begun by another key'), code: 'session_key_conflict' });
     const peek = await call('acme-1', acme2, 'toolu_own3', { command: 'view', path: '/memories' }, session);
     expect(peek.status).toBe(409);
     expect(gitReport(path.join(root, 'acme-1')).commits.length).toBe(before);

@@ -186,6 +186,6 @@ describe('small findings', () => {
     }
     const api = await request(a).get('/api/files/%').set('Host', HOST);
     expect(api.status).toBe(400);
-    expect(api.body).toEqual({ error: 'malformed percent-encoding in the URL', status: 400 });
+    expect(api.body).toEqual({ error: 'malformed percent-encoding in the URL', status: 400, code: 'bad_request' });
   });
 });

@@ -104,7 +104,7 @@ describe('commit page', () => {
     const missing = await get('/commits/toolu_does_not_exist');
     expect(missing.status).toBe(404);
     expect(missing.text).toContain('toolu_does_not_exist');
-    expect((await get('/api/commits/deadbeef')).body).toEqual({ error: expect.stringContaining('deadbeef'), status: 404 });
+    expect((await get('/api/commits/deadbeef')).body).toEqual({ error: expect.stringContaining('deadbeef'), status: 404, code: 'not_found' });
   });
 });
 

@@ -1,6 +1,7 @@
 import express, { Request, Response, Router } from 'express';
 import { isValidId } from '../../contract/paths';
 import { ReadOnlyStoreError } from '../../store';
+import { webRefusalCode } from '../errors';
 import { CSRF_FIELD, OperatorAuth, OperatorAuthOptions, sameOriginOnly } from '../auth';
 import { renderHtml, RouteModule, WebDeps } from '../page';
 import { noStore } from '../security';
@@ -45,7 +46,7 @@ export function operatorRoutes(options: OperatorRouteOptions): OperatorRouteModu
     if (readOnly) deps.views.addGlobal('writesRefused', new ReadOnlyStoreError().detail);
     const refuse = (req: Request, res: Response, status: number, message: string) => {
       res.status(status);
-      if (isApi(req)) res.json({ error: message, status });
+      if (isApi(req)) res.json({ error: message, status, code: webRefusalCode(status) });
       else renderHtml(res, deps, 'pages/error.njk', { title: status === 401 ? 'Log in first' : 'Refused', status, message }, req);
     };
     const bodies = [express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 20 }), express.json({ limit: BODY_LIMIT })];
