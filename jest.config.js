@@ -9,7 +9,6 @@
 const QUICK = [
   'contract/',
   'history/imports.test.ts',
-  'history/records.test.ts',
   'store/cache-budget.test.ts',
   'store/diff-trees.test.ts',
   'store/fault.test.ts',
