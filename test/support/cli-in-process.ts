@@ -44,8 +44,8 @@ function capture(sink: string[]): Write {
  */
 export async function memgitInProcess(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
   if (running) throw new Error('memgitInProcess: one run at a time');
-  running = true;
   const { runCli } = require(path.join(REPO_ROOT, 'dist/src/compose/cli.js')) as { runCli: (argv: string[]) => Promise<void> };
+  running = true;
   const stdout: string[] = [];
   const stderr: string[] = [];
   const saved = {
