@@ -1,9 +1,60 @@
-/** @type {import('jest').Config} */
-module.exports = {
+/**
+ * Two projects partition the test files:
+ * - "quick" (`npm run test:quick`, the inner loop, under a minute): the contract, the store, history and
+ *   the other in-process tests. No browser, no Python, no HAProxy, no built CLI spawned as a process, no
+ *   crash or fault sweep: a file listed here runs in the test's own process (git's CLI checks the stores).
+ * - "rest": every other test file. `npm test` runs both.
+ * A new test file is in "rest" unless it is added to QUICK below (a path under test/, or a folder ending in /).
+ */
+const QUICK = [
+  'contract/',
+  'history/imports.test.ts',
+  'store/cache-budget.test.ts',
+  'store/diff-trees.test.ts',
+  'store/fault.test.ts',
+  'store/flags.test.ts',
+  'store/front-door.test.ts',
+  'store/history-index/',
+  'store/hostile-paths.test.ts',
+  'store/narrow-doors.test.ts',
+  'store/points.test.ts',
+  'store/resolve-ref.test.ts',
+  'store/store-vectors.test.ts',
+  'store/timeline.test.ts',
+  'detect/detect-hostile.test.ts',
+  'detect/detect-write.test.ts',
+  'terminal/',
+  'circles.test.ts',
+  'web/services/',
+  'web/labels.test.ts',
+];
+
+const path = require('node:path');
+
+const TEST_DIR = path.join(__dirname, 'test');
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** Each QUICK entry as a regular expression on a test file's absolute path. */
+const quickRegexes = QUICK.map((entry) => `^${escape(path.join(TEST_DIR, entry))}${entry.endsWith('/') ? '.*\\.test\\.ts' : ''}$`);
+
+/** What both projects share. */
+const common = {
   // node's, failing a test file that leaves a FileHandle open (test/support/leak-check-environment.ts)
   testEnvironment: '<rootDir>/test/support/leak-check-environment.ts',
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
+  // Transpiled file by file (tsconfig.json has isolatedModules): the types are checked once for the whole
+  // tree by `npm run build`, which `npm test` runs first (package.json's pretest).
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   testTimeout: 60000,
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  // Jest's default on 2 cores is one worker; most files wait on git, subprocesses and sockets, so two
+  // workers share the 2 cores well.
+  maxWorkers: 2,
+  testTimeout: 60000,
+  projects: [
+    { ...common, displayName: 'quick', testRegex: quickRegexes },
+    { ...common, displayName: 'rest', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', ...quickRegexes] },
+  ],
 };

@@ -5,13 +5,22 @@
  */
 import { spawnSync } from 'node:child_process';
 import { reflow } from '../../src/cli/help-format';
+import { memgitInProcess } from '../support/cli-in-process';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 
 const WIDTH = 80;
 
-function help(args: string[]): string {
-  const result = spawnSync(process.execPath, [CLI_MAIN, ...args, '--help'], { encoding: 'utf8', cwd: REPO_ROOT });
+/** `memgit <args> --help` as the CLI process prints it (a pipe: width 80), run in this process (test/support/cli-in-process.ts). */
+async function help(args: string[]): Promise<string> {
+  const result = await memgitInProcess([...args, '--help']);
   expect([args.join(' '), result.status]).toEqual([args.join(' '), 0]);
+  return result.stdout;
+}
+
+/** The program's own help from the CLI process, as users see it. */
+function helpFromProcess(): string {
+  const result = spawnSync(process.execPath, [CLI_MAIN, '--help'], { encoding: 'utf8', cwd: REPO_ROOT });
+  expect(result.status).toBe(0);
   return result.stdout;
 }
 
@@ -40,8 +49,10 @@ test('reflow joins a paragraph and re-wraps it; indented lines, blank lines and 
   );
 });
 
-test('every command\'s --help is wrapped to one width, never broken early', () => {
-  const program = help([]);
+test('every command\'s --help is wrapped to one width, never broken early', async () => {
+  const program = helpFromProcess();
+  expect(await help([])).toBe(program); // in this process, the same text
+
   const commands = [...program.matchAll(/^ {2}([a-z-]+) /gm)].map((m) => m[1]).filter((c) => c !== 'help');
   expect(commands.length).toBeGreaterThan(25);
   const problems: Record<string, string[]> = {};
@@ -51,10 +62,10 @@ test('every command\'s --help is wrapped to one width, never broken early', () =
   };
   check([], program);
   for (const command of commands) {
-    const text = help([command]);
+    const text = await help([command]);
     check([command], text);
     for (const sub of [...text.matchAll(/^Commands:\n((?: {2}.*\n)+)/gm)].flatMap((m) => [...m[1].matchAll(/^ {2}([a-z-]+) /gm)].map((s) => s[1]))) {
-      if (sub !== 'help') check([command, sub], help([command, sub]));
+      if (sub !== 'help') check([command, sub], await help([command, sub]));
     }
   }
   expect(problems).toEqual({});

@@ -1,5 +1,6 @@
 /**
- * The auditor's history commands as users run them: the compiled CLI in a child process, checked against
+ * The auditor's history commands as users run them: the compiled CLI (writes in a child process,
+ * queries in this one: test/support/cli-in-process.ts), checked against
  * the real git CLI. One way to name a point (tool_use id, commit or prefix, HEAD, HEAD~N, ISO time),
  * `log`'s filters and marks, `show` naming the commit that reverted a call, store discovery from a
  * subdirectory, and the exit codes (1 not found, 2 conflict, 64 usage).
@@ -7,6 +8,7 @@
 import { spawnSync, SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { memgitInProcess } from '../support/cli-in-process';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import { makeTempDir, removeDir, storeFingerprint } from '../store/git-helpers';
 
@@ -29,6 +31,15 @@ function git(dir: string, ...args: string[]): string {
   const run = spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`git ${args.join(' ')}: ${run.stderr}`);
   return run.stdout.trim();
+}
+
+/**
+ * A query (show, log, cat, ls, diff, sessions, --help) of the built CLI, run in this process: the same
+ * program, its output and exit status, without a node process per question. Writes (exec, revert,
+ * restore, reset, gc) and runs that depend on the working folder spawn the CLI above.
+ */
+function query(args: string[]) {
+  return memgitInProcess(args, { USER: 'auditor' });
 }
 
 const line = (id: string, input: Record<string, unknown>) => JSON.stringify({ type: 'tool_use', id, name: 'memory', input });
@@ -72,28 +83,28 @@ describe('one way to name a point', () => {
     ['HEAD~1', 7],
     ['HEAD^^', 6],
     ['HEAD~8', 0],
-  ])('show %s names the commit git names', (ref, index) => {
-    const run = memgit(['show', ref, '--repo', repo, '--json']);
+  ])('show %s names the commit git names', async (ref, index) => {
+    const run = (await query(['show', ref, '--repo', repo, '--json']));
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout).commit).toBe(commits[index]);
   });
 
-  it('a commit prefix, and an ISO time (the commit in effect then) resolve too', () => {
-    expect(JSON.parse(memgit(['show', commits[2].slice(0, 8), '--repo', repo, '--json']).stdout).commit).toBe(commits[2]);
-    const future = memgit(['show', '2999-01-01T00:00:00Z', '--repo', repo, '--json']);
+  it('a commit prefix, and an ISO time (the commit in effect then) resolve too', async () => {
+    expect(JSON.parse((await query(['show', commits[2].slice(0, 8), '--repo', repo, '--json'])).stdout).commit).toBe(commits[2]);
+    const future = (await query(['show', '2999-01-01T00:00:00Z', '--repo', repo, '--json']));
     expect(JSON.parse(future.stdout).commit).toBe(git(repo, 'rev-parse', 'HEAD'));
     const headTime = git(repo, 'log', '-1', '--format=%cI', 'HEAD'); // a time at HEAD's second
-    expect(JSON.parse(memgit(['show', headTime, '--repo', repo, '--json']).stdout).commit).toBe(commits[8]);
+    expect(JSON.parse((await query(['show', headTime, '--repo', repo, '--json'])).stdout).commit).toBe(commits[8]);
   });
 
-  it('a point that names nothing is "not found" (exit 1); a malformed one is a usage error (exit 64)', () => {
-    const beyond = memgit(['show', 'HEAD~9', '--repo', repo]);
+  it('a point that names nothing is "not found" (exit 1); a malformed one is a usage error (exit 64)', async () => {
+    const beyond = (await query(['show', 'HEAD~9', '--repo', repo]));
     expect(beyond.status).toBe(1);
     expect(beyond.stderr).toBe('memgit: HEAD~9 goes back further than the first commit (the store has 9 commits)\n');
-    const before = memgit(['show', '2001-01-01', '--repo', repo]);
+    const before = (await query(['show', '2001-01-01', '--repo', repo]));
     expect(before.status).toBe(1);
     expect(before.stderr).toMatch(/^memgit: the store did not exist yet at 2001-01-01 \(its first commit is at /);
-    const bad = memgit(['show', '2026-02-30', '--repo', repo]);
+    const bad = (await query(['show', '2026-02-30', '--repo', repo]));
     expect(bad.status).toBe(64);
     expect(bad.stderr).toBe('memgit: "2026-02-30" is not a valid time\n');
   });
@@ -117,30 +128,30 @@ describe('one way to name a point', () => {
 });
 
 describe('memgit log', () => {
-  const ids = (args: string[]) => {
-    const run = memgit(['log', '--repo', repo, '--json', ...args]);
+  const ids = async (args: string[]) => {
+    const run = (await query(['log', '--repo', repo, '--json', ...args]));
     expect(run.status).toBe(0);
     return run.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).toolUseId ?? JSON.parse(l).title);
   };
 
-  it('--follow follows a file back through its rename; without it the path is literal', () => {
+  it('--follow follows a file back through its rename; without it the path is literal', async () => {
     const reverts = [expect.stringMatching(/^revert /), expect.stringMatching(/^revert /), expect.stringMatching(/^revert /)];
-    expect(ids(['--path', '/memories/b.md', '--follow'])).toEqual([...reverts, 'toolu_04', 'toolu_03', 'toolu_01']);
-    expect(ids(['--path', '/memories/b.md'])).toEqual([...reverts, 'toolu_04', 'toolu_03']);
-    expect(ids(['--path', '/memories/a.md', '--follow'])).toEqual(['toolu_03', 'toolu_01']); // its life ended in the rename
+    expect(await ids(['--path', '/memories/b.md', '--follow'])).toEqual([...reverts, 'toolu_04', 'toolu_03', 'toolu_01']);
+    expect(await ids(['--path', '/memories/b.md'])).toEqual([...reverts, 'toolu_04', 'toolu_03']);
+    expect(await ids(['--path', '/memories/a.md', '--follow'])).toEqual(['toolu_03', 'toolu_01']); // its life ended in the rename
   });
 
-  it('--session, --command, --since/--until and -n narrow the list', () => {
-    expect(ids(['--session', 'sess_20261202T150000_zz01'])).toEqual(['toolu_05', 'toolu_04']);
-    expect(ids(['--command', 'create'])).toEqual(['toolu_02', 'toolu_01']);
-    expect(ids(['--command', 'operator'])).toHaveLength(3);
-    expect(ids(['--since', '2999-01-01'])).toEqual([]);
-    expect(ids(['--until', '2001-01-01'])).toEqual([]);
-    expect(ids(['--since', '2001-01-01', '-n', '2'])).toHaveLength(2);
+  it('--session, --command, --since/--until and -n narrow the list', async () => {
+    expect(await ids(['--session', 'sess_20261202T150000_zz01'])).toEqual(['toolu_05', 'toolu_04']);
+    expect(await ids(['--command', 'create'])).toEqual(['toolu_02', 'toolu_01']);
+    expect(await ids(['--command', 'operator'])).toHaveLength(3);
+    expect(await ids(['--since', '2999-01-01'])).toEqual([]);
+    expect(await ids(['--until', '2001-01-01'])).toEqual([]);
+    expect(await ids(['--since', '2001-01-01', '-n', '2'])).toHaveLength(2);
   });
 
-  it('-S finds the calls that introduced or removed a text, marked as such', () => {
-    const run = memgit(['log', '--repo', repo, '-S', 'secret code', '--json']);
+  it('-S finds the calls that introduced or removed a text, marked as such', async () => {
+    const run = (await query(['log', '--repo', repo, '-S', 'secret code', '--json']));
     const rows = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(rows.map((r) => [r.toolUseId ?? r.title.slice(0, 6), r.pickaxe])).toEqual([
       ['revert', 'introduced'],
@@ -150,50 +161,50 @@ describe('memgit log', () => {
       ['toolu_01', 'introduced'],
     ]);
     // Case-insensitive by default (issue 26: one meaning on the UI, the API and the CLI); --case sensitive for the exact case.
-    expect(memgit(['log', '--repo', repo, '-S', 'SECRET', '--case', 'sensitive', '--oneline']).stderr).toBe('memgit: no commits match\n');
-    expect(memgit(['log', '--repo', repo, '-S', 'SECRET', '-i', '--oneline']).stdout.trim().split('\n')).toHaveLength(5);
-    expect(memgit(['log', '--repo', repo, '-S', 'SECRET', '--oneline']).stdout.trim().split('\n')).toHaveLength(5);
+    expect((await query(['log', '--repo', repo, '-S', 'SECRET', '--case', 'sensitive', '--oneline'])).stderr).toBe('memgit: no commits match\n');
+    expect((await query(['log', '--repo', repo, '-S', 'SECRET', '-i', '--oneline'])).stdout.trim().split('\n')).toHaveLength(5);
+    expect((await query(['log', '--repo', repo, '-S', 'SECRET', '--oneline'])).stdout.trim().split('\n')).toHaveLength(5);
   });
 
-  it('marks reverted calls, in text and JSON; --oneline, --stat and -p', () => {
-    const json = memgit(['log', '--repo', repo, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+  it('marks reverted calls, in text and JSON; --oneline, --stat and -p', async () => {
+    const json = (await query(['log', '--repo', repo, '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
     const call = json.find((r) => r.toolUseId === 'toolu_04');
     expect(call.revertedBy).toEqual([commits[6], commits[8]]);
     expect(json.find((r) => r.commit === commits[6]).revertedBy).toEqual([commits[7]]);
-    const oneline = memgit(['log', '--repo', repo, '--oneline', '--session', 'sess_20261202T150000_zz01']).stdout;
+    const oneline = (await query(['log', '--repo', repo, '--oneline', '--session', 'sess_20261202T150000_zz01'])).stdout;
     expect(oneline).toBe(
       `${commits[5].slice(0, 12)} toolu_05 insert /memories/notes/n.md\n` +
         `${commits[4].slice(0, 12)} toolu_04 str_replace /memories/b.md  (reverted by ${commits[6].slice(0, 12)}, ${commits[8].slice(0, 12)})\n`,
     );
-    const stat = memgit(['log', '--repo', repo, '--stat', '-n', '1', '--path', '/memories/notes']).stdout;
+    const stat = (await query(['log', '--repo', repo, '--stat', '-n', '1', '--path', '/memories/notes'])).stdout;
     expect(stat).toContain(' /memories/notes/n.md | +1 -0\n');
-    const patch = memgit(['log', '--repo', repo, '-p', '--path', '/memories/notes/n.md']).stdout;
+    const patch = (await query(['log', '--repo', repo, '-p', '--path', '/memories/notes/n.md'])).stdout;
     expect(patch).toContain('--- a/memories/notes/n.md\n+++ b/memories/notes/n.md\n@@ -1,1 +1,2 @@\n note\n+more\n');
   });
 
-  it('refuses a path outside /memories and an invalid session (usage, 64), an unknown session (not found, 1)', () => {
+  it('refuses a path outside /memories and an invalid session (usage, 64), an unknown session (not found, 1)', async () => {
     for (const args of [['--path', 'notes'], ['--path', '/etc/passwd'], ['--session', 'two words'], ['--since', 'yesterday'], ['--command', 'view'], ['--follow'], ['--bogus']]) {
-      const run = memgit(['log', '--repo', repo, ...args]);
+      const run = (await query(['log', '--repo', repo, ...args]));
       expect({ args, status: run.status }).toEqual({ args, status: 64 });
       expect(run.stdout).toBe('');
     }
-    const unknown = memgit(['log', '--repo', repo, '--session', 'sess_nobody']);
+    const unknown = (await query(['log', '--repo', repo, '--session', 'sess_nobody']));
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toBe('memgit: no session "sess_nobody" in this store (memgit sessions lists them)\n');
   });
 });
 
 describe('memgit show', () => {
-  it('names the commit that reverted a call, and the revert that reverted that revert', () => {
-    const call = memgit(['show', 'toolu_04', '--repo', repo]);
+  it('names the commit that reverted a call, and the revert that reverted that revert', async () => {
+    const call = (await query(['show', 'toolu_04', '--repo', repo]));
     expect(call.status).toBe(0);
     expect(call.stdout).toContain(`reverted by ${commits[6]} revert toolu_04 `);
     expect(call.stdout).toContain(`(itself reverted by ${commits[7].slice(0, 12)})`);
     expect(call.stdout).toContain(`reverted by ${commits[8]} revert toolu_04 `); // the second revert too
-    const firstRevert = JSON.parse(memgit(['show', commits[6], '--repo', repo, '--json']).stdout);
+    const firstRevert = JSON.parse((await query(['show', commits[6], '--repo', repo, '--json'])).stdout);
     expect(firstRevert.revertedBy).toEqual([commits[7]]);
     expect(firstRevert.reverts).toEqual([commits[4]]);
-    expect(JSON.parse(memgit(['show', 'toolu_05', '--repo', repo, '--json']).stdout).revertedBy).toEqual([]);
+    expect(JSON.parse((await query(['show', 'toolu_05', '--repo', repo, '--json'])).stdout).revertedBy).toEqual([]);
   });
 });
 
@@ -222,22 +233,22 @@ describe('finding the store', () => {
 });
 
 describe('memgit cat / ls / diff / sessions', () => {
-  it('cat prints a file exactly as git has it at a point; a file absent then exits 1', () => {
-    const run = memgit(['cat', '/memories/a.md', '--at', 'toolu_02', '--repo', repo]);
+  it('cat prints a file exactly as git has it at a point; a file absent then exits 1', async () => {
+    const run = (await query(['cat', '/memories/a.md', '--at', 'toolu_02', '--repo', repo]));
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(spawnSync('git', ['-C', repo, 'show', `${commits[2]}:memories/a.md`], { encoding: 'utf8' }).stdout);
-    const json = JSON.parse(memgit(['cat', '/memories/b.md', '--at', 'HEAD~1', '--repo', repo, '--json']).stdout);
+    const json = JSON.parse((await query(['cat', '/memories/b.md', '--at', 'HEAD~1', '--repo', repo, '--json'])).stdout);
     // HEAD~1 is the revert of the revert: toolu_04's edit re-applied.
     expect(json).toEqual({ path: '/memories/b.md', commit: commits[7], toolUseId: null, size: 11, content: 'one\npublic\n' });
-    const absent = memgit(['cat', '/memories/a.md', '--repo', repo]);
+    const absent = (await query(['cat', '/memories/a.md', '--repo', repo]));
     expect(absent.status).toBe(1);
     expect(absent.stderr).toBe(`memgit: /memories/a.md does not exist at commit ${commits[8].slice(0, 12)}\n`);
-    expect(memgit(['cat', '/memories/notes', '--repo', repo]).stderr).toContain('is a directory');
-    expect(memgit(['cat', 'a.md', '--repo', repo]).status).toBe(64);
+    expect((await query(['cat', '/memories/notes', '--repo', repo])).stderr).toContain('is a directory');
+    expect((await query(['cat', 'a.md', '--repo', repo])).status).toBe(64);
   });
 
-  it('ls lists the files (and empty directories) at a point, with sizes, as git ls-tree does', () => {
-    const run = memgit(['ls', '--at', 'toolu_02', '--repo', repo, '--json']);
+  it('ls lists the files (and empty directories) at a point, with sizes, as git ls-tree does', async () => {
+    const run = (await query(['ls', '--at', 'toolu_02', '--repo', repo, '--json']));
     expect(run.status).toBe(0);
     const listing = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     const tree = git(repo, 'ls-tree', '-r', '-l', commits[2], 'memories')
@@ -246,11 +257,11 @@ describe('memgit cat / ls / diff / sessions', () => {
       .filter((m) => !m[3].endsWith('.keep'))
       .map((m) => ({ path: `/${m[3]}`, type: 'file', size: Number(m[2]), oid: m[1] }));
     expect(listing).toEqual(tree);
-    expect(memgit(['ls', '/memories/notes', '--repo', repo]).stdout).toBe(`      10  /memories/notes/n.md\n`);
+    expect((await query(['ls', '/memories/notes', '--repo', repo])).stdout).toBe(`      10  /memories/notes/n.md\n`);
   });
 
-  it('diff compares two points with the unified diff git computes, pairs renames, limits to a path', () => {
-    const run = memgit(['diff', 'toolu_02', 'toolu_04', '--repo', repo]);
+  it('diff compares two points with the unified diff git computes, pairs renames, limits to a path', async () => {
+    const run = (await query(['diff', 'toolu_02', 'toolu_04', '--repo', repo]));
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(
       '--- a/memories/a.md\n+++ b/memories/b.md\n@@ -1,2 +1,2 @@\n one\n-secret code 42\n+public\n',
@@ -260,16 +271,16 @@ describe('memgit cat / ls / diff / sessions', () => {
     const gitDiff = git(repo, 'diff', commits[2], commits[4], '--', 'memories');
     expect(gitDiff).toContain('-secret code 42\n');
     expect(gitDiff).toContain('+public');
-    expect(memgit(['diff', 'HEAD~4', '/memories/notes', '--repo', repo, '--name-status']).stdout).toBe('M\t/memories/notes/n.md\n');
-    const json = JSON.parse(memgit(['diff', 'HEAD~3', 'HEAD', '--repo', repo, '--json']).stdout);
+    expect((await query(['diff', 'HEAD~4', '/memories/notes', '--repo', repo, '--name-status'])).stdout).toBe('M\t/memories/notes/n.md\n');
+    const json = JSON.parse((await query(['diff', 'HEAD~3', 'HEAD', '--repo', repo, '--json'])).stdout);
     expect(json).toMatchObject({ from: commits[5], to: commits[8], path: '/memories', files: [{ status: 'modified', oldPath: '/memories/b.md', added: 1, removed: 1 }] });
     for (const bad of [['/memories'], ['HEAD', 'HEAD~1', 'HEAD~2'], ['HEAD', '/etc']]) {
-      expect(memgit(['diff', ...bad, '--repo', repo]).status).toBe(64);
+      expect((await query(['diff', ...bad, '--repo', repo])).status).toBe(64);
     }
   });
 
-  it('sessions lists each session with its first/last time, calls, writes and reverted calls', () => {
-    const run = memgit(['sessions', '--repo', repo, '--json']);
+  it('sessions lists each session with its first/last time, calls, writes and reverted calls', async () => {
+    const run = (await query(['sessions', '--repo', repo, '--json']));
     expect(run.status).toBe(0);
     const rows = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     // The documented session records (memgit.session/1): the id is `id` (issue 26; it was `session`).
@@ -280,10 +291,10 @@ describe('memgit cat / ls / diff / sessions', () => {
     const times = git(repo, 'log', '--format=%cI', '--grep', 'Memory-Session: sess_20261202T140312_k3f9').split('\n');
     expect(Date.parse(rows[1].first)).toBe(Date.parse(times[times.length - 1]));
     expect(Date.parse(rows[1].last)).toBe(Date.parse(times[0]));
-    expect(memgit(['sessions', '--repo', repo]).stdout.split('\n')[0]).toMatch(/^sess_20261202T150000_zz01  \S+Z  \S+Z  commits 2  writes 2  reverted 1  reads 0  failed 0$/);
+    expect((await query(['sessions', '--repo', repo])).stdout.split('\n')[0]).toMatch(/^sess_20261202T150000_zz01  \S+Z  \S+Z  commits 2  writes 2  reverted 1  reads 0  failed 0$/);
   });
 
-  it('sessions lists sessions that only read or only failed, from the call log, marked as such', () => {
+  it('sessions lists sessions that only read or only failed, from the call log, marked as such', async () => {
     const dir = makeTempDir('memgit-history-readonly-');
     dirs.push(dir);
     exec(dir, 'sess_20261204T090000_wrt1', [line('toolu_w1', { command: 'create', path: '/memories/a.md', file_text: 'a\n' })]);
@@ -298,7 +309,7 @@ describe('memgit cat / ls / diff / sessions', () => {
     // Reads and failures make no commit: the git CLI sees the writer only.
     expect(git(dir, 'log', '--format=%s')).toBe('toolu_w1\nmemgit: initialise store');
 
-    const run = memgit(['sessions', '--repo', dir, '--json']);
+    const run = (await query(['sessions', '--repo', dir, '--json']));
     expect(run.status).toBe(0);
     const rows = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(rows.map(({ id: session, calls, writes, reads, failed, logOnly }) => ({ session, calls, writes, reads, failed, logOnly }))).toEqual([
@@ -306,21 +317,21 @@ describe('memgit cat / ls / diff / sessions', () => {
       { session: 'sess_20261204T100000_read', calls: 0, writes: 0, reads: 2, failed: 0, logOnly: true },
       { session: 'sess_20261204T090000_wrt1', calls: 1, writes: 1, reads: 0, failed: 0, logOnly: false },
     ]);
-    const text = memgit(['sessions', '--repo', dir]).stdout.split('\n');
+    const text = (await query(['sessions', '--repo', dir])).stdout.split('\n');
     expect(text[1]).toMatch(/^sess_20261204T100000_read  \S+Z  \S+Z  commits 0  writes 0  reverted 0  reads 2  failed 0  \(no commits: call log only\)$/);
     expect(text[2]).toMatch(/reads 0  failed 0$/);
 
     // Its commits: none, said as such (not "no session"); its calls: the reads, in order.
-    const log = memgit(['log', '--repo', dir, '--session', 'sess_20261204T100000_read']);
+    const log = (await query(['log', '--repo', dir, '--session', 'sess_20261204T100000_read']));
     expect(log.status).toBe(0);
     expect(log.stderr).toBe('memgit: session sess_20261204T100000_read made no commits; its reads and failed calls: memgit log --all-calls --session sess_20261204T100000_read\n');
-    const calls = memgit(['log', '--repo', dir, '--session', 'sess_20261204T100000_read', '--all-calls', '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const calls = (await query(['log', '--repo', dir, '--session', 'sess_20261204T100000_read', '--all-calls', '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(calls.map((c) => [c.id, c.kind])).toEqual([['toolu_r2', 'read'], ['toolu_r1', 'read']]);
-    expect(memgit(['log', '--repo', dir, '--session', 'sess_nobody']).status).toBe(1);
+    expect((await query(['log', '--repo', dir, '--session', 'sess_nobody'])).status).toBe(1);
   });
 
-  it.each(['cat', 'ls', 'diff', 'sessions', 'log', 'show'])('memgit %s --help shows an example and the exit codes', (command) => {
-    const run = memgit([command, '--help']);
+  it.each(['cat', 'ls', 'diff', 'sessions', 'log', 'show'])('memgit %s --help shows an example and the exit codes', async (command) => {
+    const run = (await query([command, '--help']));
     expect(run.status).toBe(0);
     expect(run.stdout).toContain(`memgit ${command}`);
     expect(run.stdout).toContain('Exit codes: 0 success; 1 not found');

@@ -17,10 +17,11 @@ import { INJECTED_TOOL_USE_ID } from '../../src/agent/demo/transcript';
 import { MemoryStore } from '../../src/store/memory-store';
 import { createApp } from '../../src/web/app';
 import { makeTempDir, removeDir } from '../store/git-helpers';
+import { CliRun, memgitInProcess } from '../support/cli-in-process';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
 import { makeKey, spawnServer, SpawnedServer } from '../server/spawn-server';
 
-jest.setTimeout(300_000); // the CLI is spawned for every question; a busy 2-core machine starts node slowly
+jest.setTimeout(300_000); // a busy 2-core machine starts the server and the UI slowly
 
 interface SchemaDef {
   required: string[];
@@ -66,9 +67,15 @@ async function api(url: string): Promise<{ status: number; body: Json }> {
   return { status: res.status, body: (await res.json()) as Json };
 }
 
-function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
+/** The built CLI as a process, as users run it. */
+function cliProcess(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const run = spawnSync(process.execPath, [CLI_MAIN, ...args, '--repo', dir], { encoding: 'utf8', env: { ...process.env, MEMGIT_REPO: '' } });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** The same program run in this process (test/support/cli-in-process.ts): the questions below are many. */
+function cli(args: string[]): Promise<CliRun> {
+  return memgitInProcess([...args, '--repo', dir]);
 }
 
 const jsonLines = (text: string): Json[] => text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Json);
@@ -102,8 +109,15 @@ const LOG_QUESTIONS: Array<{ name: string; args: string[]; query: string }> = [
 ];
 
 describe('the same answers on the UI, the read API and the CLI', () => {
+  it('the CLI as users run it (a process) answers as the runs in this process below do', async () => {
+    for (const args of [['log', '--json', '--stat'], ['sessions', '--json'], ['show', 'HEAD~1', '--json']]) {
+      const inProcess = await cli(args);
+      expect({ args, ...cliProcess(args) }).toEqual({ args, ...inProcess });
+    }
+  });
+
   it.each(LOG_QUESTIONS)('log: $name', async ({ args, query }) => {
-    const fromCli = cli(['log', '--json', '--stat', ...args]);
+    const fromCli = await cli(['log', '--json', '--stat', ...args]);
     expect(fromCli.status).toBe(0);
     const cliRows = jsonLines(fromCli.stdout);
     const uiPage = await ui(`/api/commits${query ? `?${query}` : ''}`);
@@ -122,13 +136,13 @@ describe('the same answers on the UI, the read API and the CLI', () => {
   });
 
   it('the text filter means the same on all three: introduced or removed, any case, each row says which', async () => {
-    const rows = jsonLines(cli(['log', '--json', '-S', 'BATCH']).stdout);
+    const rows = jsonLines((await cli(['log', '--json', '-S', 'BATCH'])).stdout);
     expect(rows.map((r) => [r.command, r.pickaxe])).toEqual([
       ['insert', 'introduced'],
       ['delete', 'removed'],
       ['create', 'introduced'],
     ]);
-    expect(jsonLines(cli(['log', '--json', '-S', 'BATCH', '--case', 'sensitive']).stdout)).toEqual([]);
+    expect(jsonLines((await cli(['log', '--json', '-S', 'BATCH', '--case', 'sensitive'])).stdout)).toEqual([]);
     expect(((await ui('/api/commits?text=BATCH&case=sensitive')).body.rows as Json[])).toEqual([]);
     expect(((await api('/commits?text=BATCH&case=sensitive')).body.rows as Json[])).toEqual([]);
     // The search page's history is the same question.
@@ -137,7 +151,7 @@ describe('the same answers on the UI, the read API and the CLI', () => {
   });
 
   it('sessions: the documented session records', async () => {
-    const fromCli = cli(['sessions', '--json']);
+    const fromCli = await cli(['sessions', '--json']);
     expect(fromCli.status).toBe(0);
     const records = jsonLines(fromCli.stdout);
     expect(records).toHaveLength(3);
@@ -151,7 +165,7 @@ describe('the same answers on the UI, the read API and the CLI', () => {
     ['at an earlier point', '/memories/customers/acme-logistics/profile.md', INJECTED_TOOL_USE_ID],
     ['through a rename', '/memories/playbooks/webhook-signature-express5.md', null],
   ])('blame %s', async (_name, file, at) => {
-    const fromCli = cli(['blame', file, '--json', ...(at ? ['--at', at] : [])]);
+    const fromCli = await cli(['blame', file, '--json', ...(at ? ['--at', at] : [])]);
     expect(fromCli.status).toBe(0);
     const blamed = JSON.parse(fromCli.stdout) as { at: string; lines: Array<{ text: string; commit: string; toolUseId: string | null; session: string | null }> };
     const rel = file.slice('/memories/'.length);
@@ -164,7 +178,7 @@ describe('the same answers on the UI, the read API and the CLI', () => {
   });
 
   it.each([INJECTED_TOOL_USE_ID, 'HEAD~1', 'toolu_01pYJzvItJ17FO6bBlKu8y0X'])('show %s: the same commit, files and reverts', async (ref) => {
-    const fromCli = cli(['show', ref, '--json']);
+    const fromCli = await cli(['show', ref, '--json']);
     expect(fromCli.status).toBe(0);
     const shown = JSON.parse(fromCli.stdout) as Json & { files: Array<{ status: string; oldPath: string | null; newPath: string | null }>; revertedBy: string[] };
     const { files, rewrittenFrom, revertedBy, ...record } = shown;
@@ -182,7 +196,7 @@ describe('the same answers on the UI, the read API and the CLI', () => {
     ['two days, below a path', '2026-11-26', '2026-11-30', '/memories/customers'],
     ['later against earlier (renames followed back)', 'HEAD', 'toolu_01UxdJDJmATl4GjUQg1AoeaS', null],
   ])('compare %s', async (_name, from, to, limit) => {
-    const fromCli = cli(['diff', from, to, ...(limit ? [limit] : []), '--json']);
+    const fromCli = await cli(['diff', from, to, ...(limit ? [limit] : []), '--json']);
     expect(fromCli.status).toBe(0);
     const compared = JSON.parse(fromCli.stdout) as { from: string; to: string; path: string; files: Json[] };
     const query = `?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}${limit ? `&path=${encodeURIComponent(limit)}` : ''}`;
@@ -209,7 +223,7 @@ describe('an impossible date is refused everywhere, never rolled over into the n
     const html = await request(app).get(`/commits?${field}=${value}`).set('Host', '127.0.0.1');
     expect(html.status).toBe(400);
     expect(html.text).toContain(`${field} must be a date that exists`);
-    const run = cli(['log', `--${field}`, value]);
+    const run = await cli(['log', `--${field}`, value]);
     expect(run.status).toBe(64);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(new RegExp(`^memgit: --${field} must be a date that exists: "${value}" is not one, `));
@@ -224,10 +238,10 @@ describe('an impossible date is refused everywhere, never rolled over into the n
     for (const point of ['2026-02-30', '2026-02-30T10:00', '2026-02-29T00:00Z']) {
       expect([point, (await ui(`/api/tree?at=${point}`)).status]).toEqual([point, 400]);
       expect([point, (await api(`/tree?at=${point}`)).status]).toEqual([point, 400]);
-      const run = cli(['show', point]);
+      const run = await cli(['show', point]);
       expect([point, run.status, run.stderr]).toEqual([point, 64, `memgit: ${JSON.stringify(point)} is not a valid time\n`]);
     }
     // A date that exists still names the memory as it was then.
-    expect(cli(['show', '2028-02-29T00:00Z', '--json']).status).toBe(0);
+    expect((await cli(['show', '2028-02-29T00:00Z', '--json'])).status).toBe(0);
   });
 });

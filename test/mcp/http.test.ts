@@ -11,6 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions } from '../../src/mcp/http';
 import { MemoryStore } from '../../src/store/memory-store';
 import { loadVectors, makeTempDir, removeDir } from '../store/git-helpers';
+import { EmptyStores } from '../support/empty-store';
 import { PROTOCOL_VERSION, rawInitialize, rawPost, settlesWithin, toolCallMessage, unfinishedPost } from '../server/mcp-raw';
 import { callSequence, expectSameAsReference, gitHistory, MUTATING, runThroughClient, trailerValues, unpack } from './helpers';
 
@@ -100,9 +101,10 @@ describe('the MCP handler over Streamable HTTP', () => {
   const stores = new Map<string, MemoryStore>();
   let server: TestServer;
 
+  // A store per vector: each a copy of one fresh store (test/support/empty-store.ts).
+  const emptyStores = new EmptyStores();
   const openStore = async (name: string, options = {}): Promise<string> => {
-    const dir = makeTempDir(`memgit-mcp-http-${name}-`);
-    dirs.push(dir);
+    const dir = await emptyStores.make();
     stores.set(name, await MemoryStore.open(dir, { ...quiet, ...options }));
     return dir;
   };
@@ -117,6 +119,7 @@ describe('the MCP handler over Streamable HTTP', () => {
     await server.close();
     for (const store of stores.values()) await store.close();
     for (const dir of dirs) removeDir(dir);
+    emptyStores.removeAll();
   });
 
   it('answers every conformance vector with its exact text, each in a fresh store and session', async () => {

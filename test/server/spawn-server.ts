@@ -12,6 +12,11 @@ export interface SpawnedServer {
   url: string;
   /** Everything the server wrote to stdout so far (one JSON log line per request). */
   stdout: () => string;
+  /**
+   * stdout once it matches `pattern` (a log line is written after the response it describes, so a test
+   * that just got its answer may not have the line yet), or as it is when the server exits or 10 s pass.
+   */
+  stdoutMatching: (pattern: RegExp) => Promise<string>;
   stderr: () => string;
   /** The parsed log lines so far. */
   logLines: () => Array<Record<string, unknown>>;
@@ -28,6 +33,22 @@ export function spawnServer(root: string, extraArgs: string[] = [], env: NodeJS.
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const stdoutMatching = (pattern: RegExp) =>
+    new Promise<string>((resolve) => {
+      if (pattern.test(out) || child.exitCode !== null) return resolve(out);
+      const done = () => {
+        clearTimeout(timer);
+        child.stdout.off('data', onData);
+        child.off('exit', done);
+        resolve(out);
+      };
+      const onData = () => {
+        if (pattern.test(out)) done();
+      };
+      const timer = setTimeout(done, 10_000);
+      child.stdout.on('data', onData);
+      child.once('exit', done);
+    });
   const stop = async () => {
     if (child.exitCode === null) child.kill('SIGTERM');
     return exited;
@@ -39,6 +60,7 @@ export function spawnServer(root: string, extraArgs: string[] = [], env: NodeJS.
         resolve({
           url: match[1],
           stdout: () => out,
+          stdoutMatching,
           stderr: () => err,
           logLines: () => out.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
           pid: child.pid!,
@@ -67,7 +89,13 @@ export function keysCli(args: string[]) {
 }
 
 /** A tool call over HTTP. */
-export async function postToolCall(url: string, store: string, key: string | null, body: unknown, headers: Record<string, string> = {}) {
+export async function postToolCall(
+  url: string,
+  store: string,
+  key: string | null,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; text: string }> {
   const response = await fetch(`${url}/api/v1/stores/${store}/tool-calls`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },

@@ -334,7 +334,7 @@ describe('8. the disk', () => {
       fs.chmodSync(path.join(dir, '.memgit', 'keys.json'), 0o666);
       const refused = await postToolCall(own.url, 'k-1', key.key, { tool_use: toolUse('toolu_k2', { command: 'view', path: '/memories' }), session: 's' });
       expect(refused.status).toBe(500);
-      expect(own.stdout()).toMatch(/writable by every user/);
+      expect(await own.stdoutMatching(/writable by every user/)).toMatch(/writable by every user/);
       fs.chmodSync(path.join(dir, '.memgit', 'keys.json'), 0o600);
       expect((await postToolCall(own.url, 'k-1', key.key, { tool_use: toolUse('toolu_k3', { command: 'view', path: '/memories' }), session: 's' })).status).toBe(200);
       expectNoUnexpected(own);

@@ -16,6 +16,7 @@ import {
   storeFingerprint,
   workingTreeFiles,
 } from './git-helpers';
+import { EmptyStores } from '../support/empty-store';
 
 const SESSION = 'sess_hostile';
 const entries = loadHostilePaths();
@@ -116,8 +117,11 @@ describe('rejected hostile paths', () => {
 });
 
 describe('accepted hostile paths work on the normalised path', () => {
+  // Each path in a fresh store of its own: a copy of one (test/support/empty-store.ts).
+  const emptyStores = new EmptyStores();
+  afterAll(() => emptyStores.removeAll());
   it.each(accepted.map((entry) => [JSON.stringify(entry.path), entry] as const))('%s', async (_label, { path: p, normalised }) => {
-    const dir = makeTempDir('memgit-accept-');
+    const dir = await emptyStores.make();
     const store = await MemoryStore.open(dir, { log: () => undefined });
     const commits: ExpectedCommit[] = [];
     const run = async (input: Record<string, unknown>): Promise<{ id: string; result: ToolResult }> => {

@@ -115,8 +115,8 @@ describe('a git repository memgit did not create, even one without commits (`git
     expect(log.stdout).toBe(withCommit ? 'project\n' : '');
   });
 
-  test('the CLI refuses it too: log, show and exec leave .git byte for byte as it was', () => {
-    ensureBuilt();
+  test('the CLI refuses it too: log, show and exec leave .git byte for byte as it was', async () => {
+    await ensureBuilt();
     const dir = tempDir();
     execFileSync('git', ['init', '-q', '-b', 'main', dir]);
     const before = snapshot(dir);

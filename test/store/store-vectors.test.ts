@@ -1,6 +1,6 @@
 /**
- * Every conformance vector (spec §6) through a real store: fresh repository per vector, setup through
- * `store.execute`, the input compared byte for byte, and the repository checked with the git CLI.
+ * Every conformance vector (spec §6) through a real store: fresh repository per vector (a copy of one
+ * fresh store, test/support/empty-store.ts), setup through `store.execute`, the input compared byte for byte, and the repository checked with the git CLI.
  */
 import { MemoryStore, StoreOptions } from '../../src/store/memory-store';
 import {
@@ -8,14 +8,16 @@ import {
   expectRepository,
   gitReport,
   loadVectors,
-  makeTempDir,
   MUTATING_COMMANDS,
   normalisedPath,
   removeDir,
 } from './git-helpers';
+import { EmptyStores } from '../support/empty-store';
 
 const SESSION = 'sess_vectors-1';
 const vectors = loadVectors();
+const emptyStores = new EmptyStores();
+afterAll(() => emptyStores.removeAll());
 
 /** The commit a successful mutating call must make (spec §5). */
 function commitFor(id: string, input: Record<string, unknown>): ExpectedCommit {
@@ -41,7 +43,7 @@ interface Case {
 
 /** Runs one case in a fresh store and checks the result and the repository. */
 async function runCase(testCase: Case): Promise<void> {
-  const dir = makeTempDir('memgit-vector-');
+  const dir = await emptyStores.make();
   try {
     const store = await MemoryStore.open(dir, { ...testCase.options, log: () => undefined });
     const commits: ExpectedCommit[] = [];

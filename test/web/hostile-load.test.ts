@@ -83,7 +83,15 @@ beforeAll(async () => {
   server = await startServe();
 });
 
+/** One Chromium for the file, launched by the first test that needs it; each test has a context of its own. */
+let browser: Promise<Browser> | null = null;
+function browserForFile(): Promise<Browser> {
+  browser ??= launchChromium();
+  return browser;
+}
+
 afterAll(async () => {
+  if (browser) await (await browser).close();
   if (server && server.child.exitCode === null) {
     const exited = new Promise((resolve) => server.child.once('exit', resolve));
     server.child.kill('SIGTERM');
@@ -216,9 +224,9 @@ describe('an id that spells a commit id', () => {
   });
 
   it('in Chromium, "Revert this call" on the real commit previews reverting the real call, not the impostor', async () => {
-    const browser: Browser = await launchChromium();
+    const context = await (await browserForFile()).newContext(); // a fresh profile: no cookies from another test
     try {
-      const page = await browser.newPage();
+      const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
       await page.goto(`${server.url}/commits/${victim}`);
@@ -231,14 +239,14 @@ describe('an id that spells a commit id', () => {
       await expect(page.locator('h1').textContent()).resolves.toBe('revert toolu_victim');
       expect(errors).toEqual([]);
     } finally {
-      await browser.close();
+      await context.close();
     }
   });
 
   it('in Chromium, the zero-width session and the big file render with their budget notices', async () => {
-    const browser: Browser = await launchChromium();
+    const context = await (await browserForFile()).newContext(); // a fresh profile: no cookies from another test
     try {
-      const page = await browser.newPage();
+      const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
       const session = await page.goto(`${server.url}/sessions/${ZERO_WIDTH_SESSION}`);
@@ -249,7 +257,7 @@ describe('an id that spells a commit id', () => {
       await expect(page.locator('p.budget').first().textContent()).resolves.toContain('Blame is not shown');
       expect(errors).toEqual([]);
     } finally {
-      await browser.close();
+      await context.close();
     }
   });
 });

@@ -181,9 +181,16 @@ describe('a snapshot that does not describe the file is not used, and is written
     ['the file rewritten shorter (torn tail re-derived)', (_, f) => fs.truncateSync(f, fs.statSync(f).size - 30)],
     ['a torn line appended to the file', (_, f) => fs.appendFileSync(f, '{"title":"torn')],
   ];
+  // The same history for every damage, made once: each test damages copies of it.
+  let seeded: { dir: string; head: string };
+  beforeAll(async () => {
+    const dir = makeTempDir();
+    extraDirs.push(dir);
+    seeded = { dir, head: await storeWithHistory(dir, 11, 40) };
+  });
   test.each(damages)('%s', async (_, damage) => {
-    const dir = tempDir();
-    const head = await storeWithHistory(dir, 11, 40);
+    const dir = copyOf(seeded.dir);
+    const head = seeded.head;
     const dirB = copyOf(dir);
     await indexOf(dirB, head, SNAPSHOT); // a good snapshot in the copy
     const snapshot = path.join(dirB, '.git', 'memgit', 'history-v2.snapshot');
