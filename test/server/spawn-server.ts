@@ -63,7 +63,7 @@ export function keysCli(args: string[]) {
 }
 
 /** A tool call over HTTP. */
-export async function postToolCall(url: string, store: string, key: string | null, body: unknown, headers: Record<string, string> = {}) {
+export async function postToolCall(url: string, store: string, key: string | null, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; text: string }> {
   const response = await fetch(`${url}/api/v1/stores/${store}/tool-calls`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
