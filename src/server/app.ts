@@ -147,9 +147,10 @@ export function createServerApp(options: ServerAppOptions): Express {
     // key's id goes into the commit (Memory-Key) from the key checked here, never from the body.
     const report = await registry.use(id, { create: key.create, key: key.id }, async (store) => {
       if (writes) await registry.assertRoom(id, store);
-      return store.executeWithReport(toolUse, { session, key: key.id }, { settle: true });
+      return store.executeWithReport(toolUse, { session, key: key.id, ...(key.review ? { review: key.review } : {}) }, { settle: true });
     });
-    res.json({ tool_result: report.result, commit: report.commit ?? null });
+    // A held write (docs/review.md) says so here; the model's tool_result is the contract's either way.
+    res.json({ tool_result: report.result, commit: report.commit ?? null, ...(report.review ? { review: report.review } : {}) });
   });
 
   app.get('/api/v1/stores', async (req, res) => {
