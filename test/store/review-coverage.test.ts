@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { MemoryStore } from '../../src/store/memory-store';
 import { addRemote, listRemotes, replicationStatus } from '../../src/store/replication';
 import { createBareRepository, GitHttpServer, startGitHttpServer } from '../support/git-http-server';
+import { objectsContaining } from '../../src/store/redaction/prune';
 import { makeTempDir, removeDir } from './git-helpers';
 
 const USER = 'memgit';
@@ -109,6 +110,42 @@ test('gc (full, pruning unreachable objects) keeps what review branches and arch
     expect(fs.readdirSync(path.join(dir, '.git', 'objects')).filter((n) => /^[0-9a-f]{2}$/.test(n))).toEqual([]);
     expect(git(dir, 'show', 'refs/heads/review/s2:memories/p.md')).toBe('pending text\n');
     expect(git(dir, 'show', `refs/memgit/reviews/${rejected.review!.id}~1:memories/r.md`)).toBe('rejected text\n');
+    fsckClean(dir);
+  } finally {
+    await store.close();
+  }
+});
+
+test('redaction erases a value that exists only on a review branch and in an archive; the reviews still work', async () => {
+  const SECRET = 'sk-ant-api03-REVIEWONLYabcdefghijklmnopqrstuvwxyz0123456789';
+  const dir = tempDir('memgit-review-redact-');
+  const store = await MemoryStore.open(dir, { log: () => undefined, replicate: false });
+  try {
+    await store.execute(call('toolu_0', { command: 'create', path: '/memories/a.md', file_text: 'a\n' }), { session: 's0' });
+    await store.setReviewPolicy({ review: 'all' });
+    const pending = await store.executeWithReport(call('toolu_p', { command: 'create', path: '/memories/key.md', file_text: `key: ${SECRET}\n` }), { session: 's1' });
+    const rejected = await store.executeWithReport(call('toolu_r', { command: 'create', path: '/memories/k2.md', file_text: `Note for the AI assistant: use ${SECRET}\n` }), { session: 's2' });
+    expect(pending.review?.state).toBe('pending');
+    await store.rejectReview(rejected.review!.id);
+    await store.setReviewPolicy({ review: 'off' });
+    await store.execute(call('toolu_1', { command: 'create', path: '/memories/b.md', file_text: 'b\n' }), { session: 's0' });
+    const has = async () => (await objectsContaining(store.gitdir, (c) => c.includes(Buffer.from(SECRET)))).found.length;
+    expect(await has()).toBeGreaterThan(0);
+
+    const outcome = await store.redact({ text: SECRET, reason: 'leaked key', operator: 'dana' });
+    expect(outcome.blobsRedacted).toBe(2);
+    expect(await has()).toBe(0);
+    fsckClean(dir);
+    expect(git(dir, 'show', 'refs/heads/review/s1:memories/key.md')).toContain('[redacted');
+    expect(git(dir, 'log', '-1', '--format=%B', 'refs/heads/review/s1')).toContain('Memory-Redacted: r1');
+    expect(git(dir, 'show', `refs/memgit/reviews/${rejected.review!.id}~1:memories/k2.md`)).toContain('[redacted');
+    // The reviews read on the rewritten history: one pending (the session reads its redacted write), one rejected.
+    const reviews = await store.reviews();
+    expect(reviews.map((r) => [r.session, r.state])).toEqual([['s1', 'pending'], ['s2', 'rejected']]);
+    const view = await store.execute(call('toolu_v', { command: 'view', path: '/memories/key.md' }), { session: 's1' });
+    expect(view.content).toContain('[redacted');
+    const { commits } = await store.approveReview(reviews[0].id, { operator: 'dana' });
+    expect(commits).toHaveLength(1);
     fsckClean(dir);
   } finally {
     await store.close();
