@@ -67,7 +67,10 @@ export class CallExecutor {
           const head = await protocol.refreshHead();
           this.assertSessionKey(context);
           // Read-your-writes: a session with held writes reads its review branch; every other reads main.
-          const at = this.parts.review.pendingBranch(context.session)?.tip ?? head;
+          const pending = this.parts.review.pendingBranch(context.session);
+          // Held content is the session's own: another key may neither read nor extend its branch.
+          if (pending && context.key !== undefined && (await this.parts.review.keyOf(pending.tip)) !== context.key) throw new SessionKeyError(context.session);
+          const at = pending?.tip ?? head;
           const outcome = await runCommand(input, trees.readerAt(await trees.commitTree(at)), contractOptions);
           return { result: toolResult(id, outcome), outcome, readAt: at };
         });
@@ -97,6 +100,7 @@ export class CallExecutor {
     if (previous) return this.replay(id, previous, input);
     // A session with held writes keeps writing on its review branch (what it reads stays consistent).
     const branch = await review.branchForWrite(context.session, id);
+    if (branch && context.key !== undefined && (await review.keyOf(branch.tip)) !== context.key) throw new SessionKeyError(context.session);
     if (branch?.previous) return { ...(await this.replay(id, branch.previous, input)), review: { id: branch.id, state: 'pending' } };
     const base = branch?.tip ?? head;
     const baseTree = await trees.commitTree(base);

@@ -196,3 +196,23 @@ describe('review before trust (library)', () => {
     expect(git(dir, 'ls-tree', '--name-only', 'main', 'memories/')).not.toContain('k.md');
   });
 });
+
+describe('review and server keys', () => {
+  it('a held session\'s branch is its key\'s: another key (or a keyed caller into a local session) may not read or extend it', async () => {
+    const dir = makeTempDir('memgit-review-keys-');
+    const store = await MemoryStore.open(dir, { log: () => undefined });
+    try {
+      await store.setReviewPolicy({ review: 'all' });
+      const held = await store.executeWithReport(call('toolu_k1', { command: 'create', path: '/memories/k.md', file_text: 'held for key a\n' }), { session: 'shared', key: 'keya' });
+      expect(held.review?.state).toBe('pending');
+      await expect(store.execute(call('toolu_k2', { command: 'view', path: '/memories/k.md' }), { session: 'shared', key: 'keyb' })).rejects.toThrow(/begun by another key/);
+      await expect(store.execute(call('toolu_k3', { command: 'create', path: '/memories/x.md', file_text: 'x\n' }), { session: 'shared', key: 'keyb' })).rejects.toThrow(/begun by another key/);
+      const own = await store.execute(call('toolu_k4', { command: 'view', path: '/memories/k.md' }), { session: 'shared', key: 'keya' });
+      expect(own.content).toContain('held for key a');
+      expect(git(dir, 'rev-list', '--count', 'refs/heads/review/shared')).toBe('2\n');
+    } finally {
+      await store.close();
+      removeDir(dir);
+    }
+  });
+});

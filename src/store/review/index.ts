@@ -439,6 +439,12 @@ export class ReviewGate {
     return { ref: pending.ref, tip: pending.tip, id, previous: held ? await entryOf(this.port, held) : null };
   }
 
+  /** The server key of a pending branch's calls (its tip's `Memory-Key`; a session keeps one key). */
+  async keyOf(tip: string): Promise<string | undefined> {
+    const { commit } = await this.port.objects.readCommit(tip);
+    return metaOf(commit.message).key;
+  }
+
   /** The review id of a session's pending branch (for a read's report), or null. */
   async reviewIdOf(session: string, tip: string): Promise<string> {
     return reviewId(session, (await walkBranch(this.port, tip)).fork);
