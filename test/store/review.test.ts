@@ -190,6 +190,18 @@ describe('review before trust (library)', () => {
     await expect(store.rejectReview('../../etc')).rejects.toBeInstanceOf(ReviewNotFoundError);
   });
 
+  it('a policy file that does not parse fails closed: writes are not applied, reads still answer', async () => {
+    fs.mkdirSync(path.join(dir, '.git', 'memgit'), { recursive: true });
+    fs.writeFileSync(path.join(dir, '.git', 'memgit', 'review-policy.json'), '{"version":1,"policy":{"review":"sometimes"}}');
+    const before = git(dir, 'rev-parse', 'main');
+    const result = await store.execute(call('toolu_bad', { command: 'create', path: '/memories/z.md', file_text: 'z\n' }), { session: 's1' });
+    expect(result.is_error).toBe(true);
+    expect(git(dir, 'rev-parse', 'main')).toBe(before);
+    expect(git(dir, 'for-each-ref', '--format=%(refname)', 'refs/heads/')).toBe('refs/heads/main\n');
+    expect(() => store.reviewPolicy()).toThrow(InvalidReviewPolicyError);
+    expect((await store.execute(call('toolu_view', { command: 'view', path: '/memories' }), { session: 's1' })).is_error).toBeUndefined();
+  });
+
   it('a key that always needs review holds every write of its calls', async () => {
     const report = await store.executeWithReport(call('toolu_k', { command: 'create', path: '/memories/k.md', file_text: 'plain\n' }), { session: 's9', review: 'all' });
     expect(report.review?.state).toBe('pending');
