@@ -13,6 +13,7 @@
  * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store, the heaviest
  * pages of the hostile stores of issue 19 (bench/hostile-pages.ts): worst time and size, and the
  * write-time detectors on the poisoning corpus (bench/detectors.ts): shares held and time per write.
+ * Review before trust (bench/review.ts): the corpus through stores with policy flagged, and the latency it adds.
  *
  * Write side: for each store size, the same cycle of calls (create, view, str_replace, insert, rename,
  * delete on a new file, and an insert into an existing file) through memgit's store.execute (durable:
@@ -47,6 +48,7 @@ import { hostilePages, renderHostilePages } from './hostile-pages';
 import { benchDetectors, renderDetectors } from './detectors';
 import { benchDisk, DiskResult, diskTargets, renderDisk } from './disk';
 import { benchFleet, renderFleet } from './fleet';
+import { benchReview, renderReview } from './review';
 
 interface Options {
   sizes: number[];
@@ -590,6 +592,9 @@ async function main(): Promise<void> {
   const detectorsSection = renderDetectors(
     await benchDetectors({ reps: opts.quick ? 3 : 20, corpusDir: path.join(ROOT, 'test', 'fixtures', 'poisoning-corpus'), log }),
   );
+  // Review before trust (bench/review.ts): the corpus through real stores, and the latency a policy adds.
+  log('review: the corpus through stores with policy flagged, and the write latency it adds');
+  const reviewSection = renderReview(await benchReview({ writes: opts.quick ? 30 : 200, corpusDir: path.join(ROOT, 'test', 'fixtures', 'poisoning-corpus'), log }));
   // The fleet (bench/fleet.ts): three nodes behind HAProxy, a git server, a node killed under load, per ack mode.
   const fleetSeconds = Number(process.env.MEMGIT_BENCH_FLEET_SECONDS ?? (opts.quick ? 8 : 30));
   const fleetSection =
@@ -598,7 +603,7 @@ async function main(): Promise<void> {
       : '';
   const report =
     render(opts, writes, flat, reads, disk, (now() - started) / 1000) +
-    [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection, detectorsSection, fleetSection].filter(Boolean).map((section) => `\n${section}`).join('');
+    [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection, detectorsSection, reviewSection, fleetSection].filter(Boolean).map((section) => `\n${section}`).join('');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);

@@ -35,12 +35,31 @@ export {
   InvalidPointError,
   AmbiguousPointError,
   PathNotFoundError,
+  InvalidReviewPolicyError,
+  ReviewNotFoundError,
+  ReviewRefusedError,
   SessionKeyError,
   ERROR_CODES,
 } from './store';
 export type { ErrorCode } from './store';
 export type { RollbackOptions, RestoreOptions, RollbackOutcome, RollbackOperation, RollbackConflict, ConflictingCall } from './store';
 export { newSessionId } from './store';
+export { REVIEW_MODES } from './store';
+export type {
+  ApproveOutcome,
+  DecideOptions,
+  PolicyChange,
+  PolicyRecord,
+  PolicyUpdate,
+  ReviewCall,
+  ReviewCallDetail,
+  ReviewDecision,
+  ReviewDetail,
+  ReviewMode,
+  ReviewPolicy,
+  ReviewState,
+  ReviewSummary,
+} from './store';
 export { importMemoryDir, ImportFailedError, ImportRefusedError } from './store';
 export type { ImportOptions, ImportReport } from './store';
 export { StoreInUseError } from './store';

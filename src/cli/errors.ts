@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../store';
-import { EXIT_ERROR, EXIT_USAGE } from './options';
+import { EXIT_CONFLICT, EXIT_ERROR, EXIT_USAGE } from './options';
 
 /**
  * The CLI's one table from error code to exit code, for an error no command handled itself (main prints
@@ -27,6 +27,9 @@ export const EXIT_CODES: Record<ErrorCode, number | null> = {
   invalid_point: EXIT_USAGE,
   ambiguous_point: null,
   path_not_found: null,
+  invalid_review_policy: EXIT_USAGE,
+  review_not_found: null,
+  review_refused: EXIT_CONFLICT,
   invalid_filter: EXIT_USAGE,
   import_refused: null,
   import_failed: null,

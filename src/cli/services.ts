@@ -118,6 +118,7 @@ export interface DemoService {
     dir: string,
     options: {
       locked: boolean;
+      review?: 'off' | 'flagged' | 'all';
       onSession: (session: { id: string; speaker: string }) => void;
       onMemoryCall: (call: MemoryCall) => void;
       onContextEvent: (event: ContextEvent) => void;

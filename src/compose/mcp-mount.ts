@@ -37,7 +37,7 @@ export function mcpMount(limits: McpMountLimits): { mount: NonNullable<ServerApp
     bodyTimeoutMs: limits.bodyTimeoutMs,
     ownerValid: (owner) => keyIsLive(owner),
     // The session's key (its owner: no other key reaches it) goes on every commit it makes.
-    sessionOptions: (req) => ({ key: req.memgitKey?.id, refuse: req.memgitMcpRefuse }),
+    sessionOptions: (req) => ({ key: req.memgitKey?.id, review: req.memgitKey?.review, refuse: req.memgitMcpRefuse }),
     log: limits.log,
   });
   return {

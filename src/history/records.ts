@@ -43,6 +43,11 @@ export interface CommitRecord {
   reason: string | null;
   /** The id of the server key the commit was made with (`Memory-Key`; null for local writes). */
   key: string | null;
+  /**
+   * A call approved from review onto main (docs/review.md): the review (`Memory-Review`), who approved it
+   * (`Memory-Approved-By`) and the commit it made on its review branch (`Memory-Original`). Else null.
+   */
+  review: { id: string; approvedBy: string | null; original: string | null } | null;
 }
 
 /** A file's change in a commit, with its unified diff when asked for (`memgit show --json`). */
@@ -110,6 +115,7 @@ export function commitRecord(entry: HistoryEntry): CommitRecord {
     reverts: entry.reverts ?? [],
     reason: entry.reason ?? null,
     key: entry.key ?? null,
+    review: entry.review !== undefined ? { id: entry.review, approvedBy: entry.approvedBy ?? null, original: entry.original ?? null } : null,
   };
 }
 
@@ -174,9 +180,21 @@ export interface CallRecord {
   readAt: string | null;
   /** The id of the server key the call came with (null for local calls). */
   key: string | null;
+  /**
+   * A write held for review (docs/review.md): its review, the state of this call in it (`held` while the
+   * review is pending, then `approved` or `rejected`) and, once approved, its commit on main. Null for
+   * every call that was not held.
+   */
+  review: CallReview | null;
 }
 
-export function callRecord(entry: CallEntry): CallRecord {
+export interface CallReview {
+  id: string;
+  state: 'held' | 'approved' | 'rejected';
+  approvedAs: string | null;
+}
+
+export function callRecord(entry: CallEntry, review: CallReview | null = null): CallRecord {
   return {
     schema: RECORD_SCHEMAS.call,
     id: entry.id,
@@ -190,5 +208,6 @@ export function callRecord(entry: CallEntry): CallRecord {
     commit: entry.commit,
     readAt: entry.readAt,
     key: entry.key ?? null,
+    review,
   };
 }

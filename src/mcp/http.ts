@@ -74,7 +74,7 @@ export interface McpHttpHandlerOptions<Req extends McpHttpRequest = McpHttpReque
    * session as `Memory-Key`) and a check asked before each tool call, with the store held for the call
    * (see createMemoryMcpServer).
    */
-  sessionOptions?: (req: Req) => { key?: string; refuse?: (args: unknown, store: MemoryStore) => Promise<string | null> };
+  sessionOptions?: (req: Req) => { key?: string; review?: 'off' | 'flagged' | 'all'; refuse?: (args: unknown, store: MemoryStore) => Promise<string | null> };
   /** Where internal failures are reported (default: stderr). */
   log?: (message: string) => void;
 }

@@ -71,6 +71,8 @@ export interface MemoryCallContext {
   client?: ClientInfo;
   /** The server key this connection was opened with (memgit server): recorded as `Memory-Key`. */
   key?: string;
+  /** That key's own review policy (docs/review.md), if it has one. */
+  review?: 'off' | 'flagged' | 'all';
   /**
    * Asked before each call, with the store held for it (memgit server: is the store within its size
    * bound?): a text refuses the call with that error text, and nothing is written; a coded error thrown
@@ -84,6 +86,7 @@ export interface MemoryCallContext {
 /** `_meta` keys of a tool result: which call and commit it was, for clients that audit. */
 export const META_CALL_ID = 'memgit/call-id';
 export const META_COMMIT = 'memgit/commit';
+export const META_REVIEW = 'memgit/review';
 
 /**
  * Execute one MCP tool call on the store. `args` is passed on untouched (the contract validates it);
@@ -104,7 +107,7 @@ export async function callMemoryTool(use: StoreAccess, args: unknown, context: M
         // Answered once settled (the working tree written too), as over HTTP: an MCP client cannot wait for it.
         const report = await store.executeWithReport(
           { type: 'tool_use', id, name: 'memory', input: args },
-          { session: context.session, client: context.client, ...(context.key !== undefined ? { key: context.key } : {}) },
+          { session: context.session, client: context.client, ...(context.key !== undefined ? { key: context.key } : {}), ...(context.review ? { review: context.review } : {}) },
           { settle: true },
         );
         return { report };
@@ -116,8 +119,10 @@ export async function callMemoryTool(use: StoreAccess, args: unknown, context: M
   }
   if ('refused' in outcome) return { content: [{ type: 'text', text: outcome.refused }], isError: true, _meta: { [META_CALL_ID]: id } };
   const { report } = outcome;
-  const meta: Record<string, string> = { [META_CALL_ID]: id };
+  const meta: Record<string, unknown> = { [META_CALL_ID]: id };
   if (report.commit) meta[META_COMMIT] = report.commit;
+  // A held write (docs/review.md): the text is the contract's, `_meta` says it waits for review.
+  if (report.review) meta[META_REVIEW] = report.review;
   const result: CallToolResult = { content: [{ type: 'text', text: report.result.content }], _meta: meta };
   if (report.result.is_error) result.isError = true;
   return result;

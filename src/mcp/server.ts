@@ -35,6 +35,8 @@ export interface MemoryMcpServerOptions {
   log?: (message: string) => void;
   /** The server key the connection came with (memgit server): every commit records it as `Memory-Key`. */
   key?: string;
+  /** That key's own review policy (docs/review.md). */
+  review?: 'off' | 'flagged' | 'all';
   /** Asked before each tool call; a text refuses the call with it (see MemoryCallContext.refuse). */
   refuse?: (args: unknown, store: MemoryStore) => Promise<string | null>;
 }
@@ -64,6 +66,7 @@ export function createMemoryMcpServer(options: MemoryMcpServerOptions): McpServe
       client: { kind: 'mcp', name: clientInfo?.name, version: clientInfo?.version },
       log,
       key: options.key,
+      review: options.review,
       refuse: options.refuse,
     });
   });

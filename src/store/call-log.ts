@@ -38,6 +38,8 @@ export interface CallEntry {
   readAt: string | null;
   /** The server key the call came with (`Memory-Key`); absent for local calls and older lines. */
   key?: string;
+  /** A write held for review (docs/review.md): the review's id; absent for everything else. */
+  review?: string;
 }
 
 /** The logs with possibly buffered lines, flushed by one exit handler for the whole process. */
@@ -177,7 +179,7 @@ export class CallLog {
 export function callEntry(
   toolUse: { id: unknown; input: unknown },
   session: unknown,
-  report: { result: { content: string; is_error?: true }; commit?: string; readAt?: string },
+  report: { result: { content: string; is_error?: true }; commit?: string; readAt?: string; review?: { id: string } },
   time: number = Date.now(),
   key?: string,
 ): CallEntry {
@@ -195,6 +197,7 @@ export function callEntry(
     commit: failed ? null : (report.commit ?? null),
     readAt: report.readAt ?? null,
     ...(key !== undefined ? { key } : {}),
+    ...(report.review && !failed ? { review: report.review.id } : {}),
   };
 }
 

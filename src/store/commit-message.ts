@@ -17,6 +17,10 @@ export const TRAILER = {
   clientVersion: 'Memory-Client-Version',
   redacted: 'Memory-Redacted',
   key: 'Memory-Key',
+  review: 'Memory-Review',
+  reviewState: 'Memory-Review-State',
+  approvedBy: 'Memory-Approved-By',
+  original: 'Memory-Original',
 } as const;
 
 export interface CommitMeta {
@@ -40,6 +44,14 @@ export interface CommitMeta {
    * key it checked, never from anything a client sends.
    */
   key?: string;
+  /** A call approved from review (`Memory-Review: rv_…`), or a review's archive commit. */
+  review?: string;
+  /** A review's archive commit: `approved` or `rejected`. */
+  reviewState?: string;
+  /** Who approved a reviewed call (`Memory-Approved-By`). */
+  approvedBy?: string;
+  /** The commit the call made on its review branch (`Memory-Original`). */
+  original?: string;
 }
 
 /** The program that sent a call, as the caller knows it (for MCP: `initialize`'s clientInfo). Hostile text. */
@@ -91,6 +103,10 @@ export function formatCommitMessage(meta: CommitMeta): string {
   add(TRAILER.clientVersion, meta.clientVersion);
   for (const id of meta.redacted ?? []) add(TRAILER.redacted, id);
   add(TRAILER.key, meta.key);
+  add(TRAILER.review, meta.review);
+  add(TRAILER.reviewState, meta.reviewState);
+  add(TRAILER.approvedBy, meta.approvedBy);
+  add(TRAILER.original, meta.original);
   return trailers.length ? `${meta.title}\n\n${trailers.join('\n')}\n` : `${meta.title}\n`;
 }
 
@@ -114,6 +130,10 @@ export function parseCommitMessage(message: string): CommitMeta {
       case TRAILER.clientVersion: meta.clientVersion = value; break;
       case TRAILER.redacted: (meta.redacted ??= []).push(value); break;
       case TRAILER.key: meta.key = value; break;
+      case TRAILER.review: meta.review = value; break;
+      case TRAILER.reviewState: meta.reviewState = value; break;
+      case TRAILER.approvedBy: meta.approvedBy = value; break;
+      case TRAILER.original: meta.original = value; break;
     }
   }
   return meta;

@@ -26,6 +26,10 @@ export const ERROR_CODES = [
   'invalid_point',
   'ambiguous_point',
   'path_not_found',
+  // review before trust (src/store/review)
+  'invalid_review_policy',
+  'review_not_found',
+  'review_refused',
   // a question to the read model (src/history)
   'invalid_filter',
   'import_refused',

@@ -186,3 +186,30 @@ export class AmbiguousPointError extends MemgitError {
 export class PathNotFoundError extends MemgitError {
   static override readonly code: ErrorCode = 'path_not_found';
 }
+
+/** A review policy that is not one memgit knows (`memgit policy --review`), or a policy file that does not parse. */
+export class InvalidReviewPolicyError extends MemgitError {
+  static override readonly code: ErrorCode = 'invalid_review_policy';
+}
+
+/** A review id that names no pending or decided review of this store. */
+export class ReviewNotFoundError extends MemgitError {
+  static override readonly code: ErrorCode = 'review_not_found';
+
+  constructor(readonly id: string) {
+    super(`memgit: no review ${JSON.stringify(id)} in this store`);
+  }
+}
+
+/** An approval or rejection that cannot be done (a call conflicts with main now, a review already decided): nothing was written. */
+export class ReviewRefusedError extends MemgitError {
+  static override readonly code: ErrorCode = 'review_refused';
+
+  constructor(
+    message: string,
+    /** The calls that no longer apply to main, with the files they conflict on. */
+    readonly conflicts: Array<{ toolUseId: string; commit: string; paths: string[] }> = [],
+  ) {
+    super(message);
+  }
+}

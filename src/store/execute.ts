@@ -9,6 +9,7 @@ import { toRepoPath } from './git-reader';
 import type { HistoryEntry, HistoryIndex } from './history-index';
 import { asMemoryToolUse, isRecord, toolResult } from './sdk-tool';
 import type { ObjectStore } from './objects';
+import { branchRef, reviewId, type ReviewGate, type ReviewPolicy } from './review';
 import type { TreeCache } from './tree-cache';
 import { TreeDraft } from './tree-draft';
 import type { ExecuteContext, ExecuteOptions, ExecutionReport } from './types';
@@ -28,6 +29,8 @@ export interface CallParts {
   history: HistoryIndex;
   trees: TreeCache;
   protocol: WriteProtocol;
+  /** Review before trust: where a session's writes go, and whether a new write is held (src/store/review). */
+  review: ReviewGate;
   contractOptions: ContractOptions;
   /** A clone made by `memgit clone` for auditing: every write is refused. */
   readOnly: () => boolean;
@@ -63,8 +66,13 @@ export class CallExecutor {
         return await protocol.read(async (): Promise<ExecutionReport> => {
           const head = await protocol.refreshHead();
           this.assertSessionKey(context);
-          const outcome = await runCommand(input, trees.readerAt(await trees.commitTree(head)), contractOptions);
-          return { result: toolResult(id, outcome), outcome, readAt: head };
+          // Read-your-writes: a session with held writes reads its review branch; every other reads main.
+          const pending = this.parts.review.pendingBranch(context.session);
+          // Held content is the session's own: another key may neither read nor extend its branch.
+          if (pending && context.key !== undefined && (await this.parts.review.keyOf(pending.tip)) !== context.key) throw new SessionKeyError(context.session);
+          const at = pending?.tip ?? head;
+          const outcome = await runCommand(input, trees.readerAt(await trees.commitTree(at)), contractOptions);
+          return { result: toolResult(id, outcome), outcome, readAt: at };
         });
       }
       return await protocol.run(() => this.mutate(id, context, input), { acknowledgeEarly: !options.settle });
@@ -85,31 +93,47 @@ export class CallExecutor {
   }
 
   private async mutate(id: string, context: ExecuteContext, input: unknown): Promise<ExecutionReport> {
-    const { protocol, trees, objects, history, contractOptions } = this.parts;
+    const { protocol, trees, objects, history, contractOptions, review } = this.parts;
     const head = await protocol.refreshHead();
     this.assertSessionKey(context);
     const previous = history.byToolUseId(id);
     if (previous) return this.replay(id, previous, input);
-    const headTree = await trees.commitTree(head);
-    const outcome = await runCommand(input, trees.readerAt(headTree), contractOptions);
-    if (outcome.isError || !outcome.edits) return { result: toolResult(id, outcome), outcome, readAt: head };
+    // A session with held writes keeps writing on its review branch (what it reads stays consistent).
+    const branch = await review.branchForWrite(context.session, id);
+    if (branch && context.key !== undefined && (await review.keyOf(branch.tip)) !== context.key) throw new SessionKeyError(context.session);
+    if (branch?.previous) return { ...(await this.replay(id, branch.previous, input)), review: { id: branch.id, state: 'pending' } };
+    const base = branch?.tip ?? head;
+    const baseTree = await trees.commitTree(base);
+    const reader = trees.readerAt(baseTree);
+    const outcome = await runCommand(input, reader, contractOptions);
+    if (outcome.isError || !outcome.edits) return { result: toolResult(id, outcome), outcome, readAt: base };
+    let target = branch ? { ref: branch.ref, id: branch.id } : null;
+    if (!target) {
+      // Detection decides before the commit picks its branch: a held write forks a review branch from main.
+      const held = await review.holds(stricter(review.policy(), context.review), outcome, reader);
+      if (held) target = { ref: branchRef(context.session), id: reviewId(context.session, head) };
+    }
     const edits = outcome.edits;
-    const { commits } = await protocol.commit(head, async () => {
-      const draft = new TreeDraft(objects, headTree);
-      await applyEdits(draft, edits);
-      const newTree = await draft.write();
-      const meta: CommitMeta = {
-        title: id,
-        command: outcome.command,
-        path: outcome.path,
-        newPath: outcome.newPath,
-        session: context.session,
-        ...clientTrailers(context.client),
-        ...(context.key !== undefined ? { key: context.key } : {}),
-      };
-      return { chain: [{ tree: newTree, meta }], value: null };
-    });
-    return { result: toolResult(id, outcome), outcome, commit: commits[0], readAt: head };
+    const { commits } = await protocol.commit(
+      base,
+      async () => {
+        const draft = new TreeDraft(objects, baseTree);
+        await applyEdits(draft, edits);
+        const newTree = await draft.write();
+        const meta: CommitMeta = {
+          title: id,
+          command: outcome.command,
+          path: outcome.path,
+          newPath: outcome.newPath,
+          session: context.session,
+          ...clientTrailers(context.client),
+          ...(context.key !== undefined ? { key: context.key } : {}),
+        };
+        return { chain: [{ tree: newTree, meta }], value: null };
+      },
+      target ? { ref: target.ref } : {},
+    );
+    return { result: toolResult(id, outcome), outcome, commit: commits[0], readAt: base, ...(target ? { review: { id: target.id, state: 'pending' as const } } : {}) };
   }
 
   /**
@@ -145,6 +169,12 @@ export class CallExecutor {
     }
     return true;
   }
+}
+
+/** The stricter of the store's policy and the caller's (a key that always needs review). */
+function stricter(policy: ReviewPolicy, caller: ExecuteContext['review']): ReviewPolicy {
+  const rank = { off: 0, flagged: 1, all: 2 } as const;
+  return caller !== undefined && rank[caller] > rank[policy.review] ? { ...policy, review: caller } : policy;
 }
 
 async function applyEdits(draft: TreeDraft, edits: TreeEdit[]): Promise<void> {

@@ -69,6 +69,22 @@ export type { CloneOptions, PullReport, PushOptions, PushReport, RemoteConfig, R
 export type { Finding, FlagRecord } from './flags';
 export { mask } from './flags/personal-data';
 export type { GcEngine, GcOptions, GcReport } from './gc';
+export { REVIEW_MODES, REVIEW_ID_PATTERN, REVIEW_BRANCH_PREFIX, REVIEW_ARCHIVE_PREFIX, DEFAULT_POLICY } from './review';
+export type {
+  ApproveOutcome,
+  DecideOptions,
+  PolicyChange,
+  PolicyRecord,
+  PolicyUpdate,
+  ReviewCall,
+  ReviewCallDetail,
+  ReviewDecision,
+  ReviewDetail,
+  ReviewMode,
+  ReviewPolicy,
+  ReviewState,
+  ReviewSummary,
+} from './review';
 
 // The rules of points in history (the read model resolves points with them).
 export { impossibleDate, isIsoTime, parseIsoTime } from './points';

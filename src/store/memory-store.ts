@@ -25,7 +25,9 @@ import {
   DEFAULT_REPLICATION_FLUSH_MS,
   stderrLog,
 } from './options';
-import { PortParts, redactionPort, replicationPort, rollbackPort } from './ports';
+import { PortParts, redactionPort, replicationPort, reviewPort, rollbackPort } from './ports';
+import * as review from './review';
+import type { ApproveOutcome, DecideOptions, PolicyRecord, PolicyUpdate, ReviewDetail, ReviewPort, ReviewSummary } from './review';
 import * as redaction from './redaction';
 import type { RedactionLog, RedactionOutcome, RedactionPort, RedactOptions } from './redaction';
 import type { ReplicationPort } from './replication';
@@ -143,6 +145,7 @@ export class MemoryStore {
       history: this.history,
       trees: this.trees,
       protocol: this.protocol,
+      review: new review.ReviewGate(this.reviewPort()),
       contractOptions,
       readOnly: () => this.readOnly,
       log: (message) => this.log(message),
@@ -376,6 +379,52 @@ export class MemoryStore {
    */
   replication(): ReplicationPort {
     return replicationPort(this.portParts(), this.readOnly);
+  }
+
+  /**
+   * Review before trust (src/store/review, docs/review.md): the store's policy and its audit trail, and
+   * the reviews of held writes — listed (pending first), shown (each call's files, findings and whether it
+   * still applies to main), approved (onto main, one commit per call, all or nothing) or rejected.
+   */
+  reviewPolicy(): PolicyRecord {
+    this.assertOpen();
+    return review.reviewPolicy(this);
+  }
+
+  setReviewPolicy(update: PolicyUpdate): Promise<{ record: PolicyRecord; changed: boolean }> {
+    this.assertOpen();
+    return review.setReviewPolicy(this.reviewPort(), update);
+  }
+
+  reviews(): Promise<ReviewSummary[]> {
+    this.assertOpen();
+    return review.listReviews(this.reviewPort());
+  }
+
+  review(id: string): Promise<ReviewDetail> {
+    this.assertOpen();
+    return review.showReview(this.reviewPort(), id);
+  }
+
+  approveReview(id: string, options: DecideOptions = {}): Promise<ApproveOutcome> {
+    this.assertOpen();
+    return review.approveReview(this.reviewPort(), id, options);
+  }
+
+  rejectReview(id: string, options: DecideOptions = {}): Promise<ReviewSummary> {
+    this.assertOpen();
+    return review.rejectReview(this.reviewPort(), id, options);
+  }
+
+  /** The narrow interface review works through (src/store/review never imports this file). */
+  private reviewPort(): ReviewPort {
+    const store = this;
+    return {
+      ...reviewPort(this.portParts(), { readOnly: false, now: this.now }),
+      get readOnly() {
+        return store.readOnly;
+      },
+    };
   }
 
   /** The narrow interface rollback works through (src/store/rollback never imports this file). */

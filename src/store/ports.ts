@@ -1,10 +1,11 @@
 import type { BackgroundJobs } from './background';
 import type { DurableFs } from './durable-fs';
-import type { FlagIndex } from './flags';
+import { scanForSecrets, type FlagIndex } from './flags';
 import type { HistoryIndex } from './history-index';
 import type { ObjectStore } from './objects';
 import type { RedactionPort } from './redaction';
 import type { ReplicationPort } from './replication';
+import type { ReviewPort } from './review';
 import type { RollbackPort } from './rollback';
 import type { TreeCache } from './tree-cache';
 import type { WriteProtocol } from './write-protocol';
@@ -86,5 +87,29 @@ export function rollbackPort(p: PortParts, store: Pick<RollbackPort, 'resolvePoi
     refreshHead: () => p.protocol.refreshHead(),
     resolvePoint: (ref) => store.resolvePoint(ref),
     writeCommit: (build) => store.writeCommit(build),
+  };
+}
+
+/** Main's history and objects, readers of trees, and writes on main or review refs through the write protocol. */
+export function reviewPort(p: PortParts, options: { readOnly: boolean; now: () => number }): ReviewPort {
+  return {
+    gitdir: p.gitdir,
+    objects: p.objects,
+    history: p.history,
+    durableFs: p.durableFs,
+    commitTree: (commit) => p.trees.commitTree(commit),
+    readerAt: (tree) => p.trees.readerAt(tree),
+    refreshHead: () => p.protocol.refreshHead(),
+    exclusive: (task) =>
+      p.protocol.run(async () => {
+        await p.protocol.refreshHead();
+        return task();
+      }),
+    commitOn: (ref, base, build) => p.protocol.commit(base, build, { ref }),
+    deleteRef: (ref) => p.protocol.deleteRef(ref),
+    scanSecrets: (text) => scanForSecrets(text),
+    now: options.now,
+    readOnly: options.readOnly,
+    log: (message) => p.log(message),
   };
 }

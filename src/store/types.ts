@@ -98,6 +98,11 @@ export interface ExecuteContext {
    * call with another key (or with a key, into a session a local writer began) throws SessionKeyError.
    */
   key?: string;
+  /**
+   * The caller's own review policy (a server key made with `--review`): the stricter of it and the store's
+   * applies. Set by the edge from what it checked, never from anything a client sends.
+   */
+  review?: 'off' | 'flagged' | 'all';
 }
 
 export interface ExecuteOptions {
@@ -119,4 +124,9 @@ export interface ExecutionReport {
   replayed?: boolean;
   /** The HEAD the call read the memory at (absent when it was refused before reading). */
   readAt?: string;
+  /**
+   * A write held for review (docs/review.md): it was committed on its session's review branch, not main.
+   * The tool_result is exactly the contract's; only the report (and the HTTP and MCP answers) say so.
+   */
+  review?: { id: string; state: 'pending' };
 }

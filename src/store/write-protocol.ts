@@ -146,7 +146,11 @@ export class WriteProtocol {
    * lock (the caller runs this inside `run`). The transaction begins before `build`, which may write
    * objects; `build` returning null or no steps writes nothing.
    */
-  async commit<T>(head: string, build: () => Promise<{ chain: ChainStep[]; value: T } | null>): Promise<{ commits: string[]; value: T | null }> {
+  async commit<T>(
+    head: string,
+    build: () => Promise<{ chain: ChainStep[]; value: T } | null>,
+    options: { ref?: string } = {},
+  ): Promise<{ commits: string[]; value: T | null }> {
     await this.beginTransaction(); // objects are written from here on
     return this.beforeRefMoves(async () => {
       const built = await build();
@@ -156,8 +160,58 @@ export class WriteProtocol {
         return { commits: [], value: built ? built.value : null };
       }
       const headTree = await this.parts.trees.commitTree(head);
-      return { commits: await this.commitChange(head, headTree, built.chain), value: built.value };
+      const ref = options.ref ?? `refs/heads/${STORE_BRANCH}`;
+      if (ref === `refs/heads/${STORE_BRANCH}`) return { commits: await this.commitChange(head, headTree, built.chain), value: built.value };
+      return { commits: await this.commitAside(ref, head, built.chain), value: built.value };
     });
+  }
+
+  /**
+   * Write a chain on a ref other than the store's branch (a review branch, a review's archive): the same
+   * order — marker, objects flushed, the ref renamed into place, its directory fsynced — but neither the
+   * history index (which follows main) nor the working tree (main's projection) changes.
+   */
+  private async commitAside(ref: string, head: string, chain: ChainStep[]): Promise<string[]> {
+    const { author, objects, trees } = this.parts;
+    checkRefName(ref);
+    const timestamp = Math.floor(this.parts.now() / 1000);
+    const person = { name: author.name, email: author.email, timestamp, timezoneOffset: 0 };
+    const commits: string[] = [];
+    let parent = head;
+    for (const { tree, meta } of chain) {
+      const commit = await objects.writeCommit({ message: formatCommitMessage(meta), tree, parent: [parent], author: person, committer: person });
+      trees.remember(commit, tree);
+      commits.push(commit);
+      parent = commit;
+    }
+    const refFile = path.join(this.parts.gitdir, ref);
+    fs.mkdirSync(path.dirname(refFile), { recursive: true, mode: DIR_MODE });
+    await this.moveBranch(parent, refFile);
+    try {
+      await this.parts.durableFs.flush();
+      // Under the same lock after a commit on main (an approval, then its archive): main's projection is
+      // still owed, and the marker must stay until it is done (a crash meanwhile rebuilds from HEAD).
+      if (!this.pendingProjection) await this.endTransaction();
+    } catch (error) {
+      this.repairPending = true;
+      this.parts.log(`commit ${parent} on ${ref} is applied, but work after it failed and is repaired before the next call: ${describeError(error)}`);
+    }
+    this.parts.afterCommit();
+    return commits;
+  }
+
+  /**
+   * Remove a ref other than the store's branch (a review branch once its review is decided), under the
+   * lock (the caller runs this inside \`run\`). Its commits stay reachable from the review's archive.
+   */
+  async deleteRef(ref: string): Promise<void> {
+    checkRefName(ref);
+    if (ref === `refs/heads/${STORE_BRANCH}`) throw new Error(`memgit: refusing to delete ${ref}`);
+    const refFile = path.join(this.parts.gitdir, ref);
+    await fs.promises.rm(refFile, { force: true });
+    if (this.parts.durableFs.fsync) await syncDir(path.dirname(refFile));
+    // A packed copy (git pack-refs run by hand) would resurrect it: isomorphic-git removes that too.
+    await git.deleteRef({ fs: this.parts.durableFs.gitFs, gitdir: this.parts.gitdir, ref }).catch(() => undefined);
   }
 
   /**
@@ -219,8 +273,7 @@ export class WriteProtocol {
    * staged: flush() writes and fsyncs them together, then their directories, while the ref's temp file
    * is written and fsynced; the rename happens here, after the flush succeeded, or not at all.
    */
-  private async moveBranch(commit: string): Promise<void> {
-    const refFile = path.join(this.parts.gitdir, 'refs', 'heads', STORE_BRANCH);
+  private async moveBranch(commit: string, refFile = path.join(this.parts.gitdir, 'refs', 'heads', STORE_BRANCH)): Promise<void> {
     try {
       await this.parts.durableFs.writeFileAfterFlush(refFile, `${commit}\n`);
     } catch (error) {
@@ -440,6 +493,11 @@ export class WriteProtocol {
     }
     await this.endTransaction();
   }
+}
+
+/** A ref memgit may write beside its branch: refs/heads/… or refs/memgit/…, plain segments only. */
+function checkRefName(ref: string): void {
+  if (!/^refs\/(heads|memgit)\/[A-Za-z0-9_%-]+(\/[A-Za-z0-9_%-]+)*$/.test(ref)) throw new Error(`memgit: not a ref memgit writes: ${JSON.stringify(ref)}`);
 }
 
 /** One commit of a chain written by commitChange. */

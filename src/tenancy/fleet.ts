@@ -275,7 +275,7 @@ export class FleetNode implements StoreGate {
    * holds it (NotReplicatedError when it does not take it, StoreFencedError when another node wrote the
    * store meanwhile); in local mode at once, the push following in the background.
    */
-  async acknowledge(id: string, store: MemoryStore, commit: string): Promise<void> {
+  async acknowledge(id: string, store: MemoryStore, commit: string, on: 'main' | 'review branch' = 'main'): Promise<void> {
     this.admit(id);
     if (this.ack === 'local') return; // pushed in the background as it was committed (opened)
     let head: string;
@@ -285,7 +285,8 @@ export class FleetNode implements StoreGate {
       if (error instanceof StoreFencedError) throw error;
       throw new NotReplicatedError(id, errorDetail(error));
     }
-    if (!(await historyContains(store.gitdir, head, commit))) throw new NotReplicatedError(id, `the git server holds ${head.slice(0, 12)}, which does not contain ${commit.slice(0, 12)}`);
+    // A held write's commit is on its review branch: the push that succeeded carried it with main.
+    if (on === 'main' && !(await historyContains(store.gitdir, head, commit))) throw new NotReplicatedError(id, `the git server holds ${head.slice(0, 12)}, which does not contain ${commit.slice(0, 12)}`);
   }
 
   /** Wait for the re-syncs under way (tests, and a node shutting down). */

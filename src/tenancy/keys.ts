@@ -30,6 +30,11 @@ export interface KeyRecord {
   created: string;
   revoked: string | null;
   note: string | null;
+  /**
+   * Every write with this key waits for review (`flagged`: when the detectors hold it; `all`: always),
+   * whatever the store's own policy (the stricter applies). Absent: the store's policy alone.
+   */
+  review?: 'flagged' | 'all';
 }
 
 /** What callers may see of a key: everything but its hash. */
@@ -132,6 +137,8 @@ export interface CreateKeyOptions {
   scope: Scope;
   create?: boolean;
   note?: string;
+  /** Writes with this key need review (docs/review.md): `flagged` or `all`; `off`/absent: the store's policy. */
+  review?: 'off' | 'flagged' | 'all';
 }
 
 /** Make a key; the returned `key` is the only copy of the secret. */
@@ -141,6 +148,9 @@ export async function createKey(root: string, options: CreateKeyOptions): Promis
   if (stores.length === 0) throw new KeyError('a key needs at least one store pattern');
   const note = options.note ?? null;
   if (note !== null && (note.length > MAX_NOTE || /[\u0000-\u001f\u007f]/.test(note))) throw new KeyError(`a note is one line of at most ${MAX_NOTE} characters`);
+  if (options.review !== undefined && !['off', 'flagged', 'all'].includes(options.review)) {
+    throw new KeyError(`review must be one of off, flagged, all, got ${JSON.stringify(String(options.review)).slice(0, 40)}`);
+  }
   const id = randomBytes(8).toString('hex');
   const secret = randomBytes(32).toString('base64url');
   const record: KeyRecord = {
@@ -152,6 +162,7 @@ export async function createKey(root: string, options: CreateKeyOptions): Promis
     created: new Date().toISOString(),
     revoked: null,
     note,
+    ...(options.review === 'flagged' || options.review === 'all' ? { review: options.review } : {}),
   };
   await updateFile(root, (file) => file.keys.push(record));
   return { key: `mgk_${id}_${secret}`, info: info(record) };

@@ -28,6 +28,8 @@ export interface DemoBuildOptions {
   onContextEvent?: (event: ContextEvent) => void;
   /** The caller already holds `lockDemoDir(dir)` (the CLI keeps it until its server is registered). */
   locked?: boolean;
+  /** The store's review policy during the replay (docs/review.md); default off, as the recording was made. */
+  review?: 'off' | 'flagged' | 'all';
 }
 
 export interface DemoBuildResult {
@@ -90,6 +92,7 @@ async function build(target: string, options: DemoBuildOptions, started: number)
   try {
     store = await MemoryStore.open(target, { clock: () => now });
     await fs.promises.writeFile(path.join(store.gitdir, DEMO_MARKER), 'built by `memgit demo`; rebuilt on every run\n', { mode: 0o600 });
+    if (options.review && options.review !== 'off') await store.setReviewPolicy({ review: options.review, operator: 'demo', reason: 'memgit demo --review' });
     const client = new Anthropic({ apiKey: 'demo-needs-no-key', baseURL: server.url, maxRetries: 0 });
     const commitCount = (s: MemoryStore) => historySummary(historyContext(s)).commits;
     const base = commitCount(store);

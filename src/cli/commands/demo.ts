@@ -1,6 +1,6 @@
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { MemoryStore } from '../../store';
 import { formatContextEvent, formatMemoryCall } from '../../terminal/calls';
 import { toLine } from './log';
@@ -16,6 +16,7 @@ interface DemoOptions {
   port: number;
   host: string;
   serve: boolean;
+  review?: 'off' | 'flagged' | 'all';
 }
 
 export function registerDemo(program: Command, services: CliServices): void {
@@ -34,6 +35,7 @@ export function registerDemo(program: Command, services: CliServices): void {
     .option('--port <n>', 'port of the audit UI (0 picks a free one)', parsePort, 3000)
     .option('--host <host>', 'interface the audit UI binds to', '127.0.0.1')
     .option('--no-serve', 'build the store, print how to look at it, and exit')
+    .addOption(new Option('--review <policy>', 'the store\'s review policy during the replay: with flagged, the planted "fact" waits for review (docs/review.md)').choices(['off', 'flagged', 'all']))
     .action(async (options: DemoOptions) => {
       const out = (line = '') => process.stdout.write(`${line}\n`);
       const dir = path.resolve(options.dir);
@@ -60,6 +62,7 @@ async function buildAndServe(
   out('Replaying 3 recorded support conversations through the SDK tool runner (scripted server: no API key, no network).');
   const built = await services.demo.build(dir, {
     locked: true,
+    review: options.review,
     onSession: (session) => out(`\n${session.id}  ${session.speaker}`),
     onMemoryCall: (call) => out(`  ${formatMemoryCall(call)}`),
     onContextEvent: (event) => out(`  ${formatContextEvent(event)}`),
@@ -75,7 +78,17 @@ async function buildAndServe(
   out(`$ memgit log --repo ${displayPath(dir)}`);
   out((await queryLog(ctx, {})).map((row) => toLine(row.entry)).join('\n'));
   const cli = selfCommand();
-  out(
+  const pending = (await store.reviews()).filter((r) => r.state === 'pending');
+  if (pending.length > 0) {
+    out(
+      `\nIn session ${INJECTED_SESSION} a pasted helpdesk ticket told the assistant to remember that Acme's refunds\n` +
+        `are pre-approved without verification (tool_use ${INJECTED_TOOL_USE_ID}). The store's review policy held it:\n` +
+        `it and the session's later writes wait on review ${pending.map((r) => r.id).join(', ')}, and no other session sees them.\n` +
+        `  look at it:    ${cli} review show ${pending[0].id} --repo ${displayPath(dir)}\n` +
+        `  decide:        ${cli} review approve ${pending[0].id} --calls <the good calls> --repo ${displayPath(dir)}  (the rest is rejected)\n` +
+        `                 ${cli} review reject ${pending[0].id} --repo ${displayPath(dir)}`,
+    );
+  } else out(
     `\nIn session ${INJECTED_SESSION} a pasted helpdesk ticket told the assistant to remember that Acme's refunds\n` +
       `are pre-approved without verification, and it did: tool_use ${INJECTED_TOOL_USE_ID}.\n` +
       `  see it:        ${cli} show ${INJECTED_TOOL_USE_ID} --repo ${displayPath(dir)}\n` +

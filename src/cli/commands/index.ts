@@ -27,6 +27,8 @@ import { registerCat } from './cat';
 import { registerLs } from './ls';
 import { registerDiff } from './diff';
 import { registerSessions } from './sessions';
+import { registerPolicy } from './policy';
+import { registerReview } from './review';
 
 /** Registers one command (or a few that belong together) on the program. */
 export type CommandRegistrar = (program: Command, services: CliServices) => void;
@@ -61,6 +63,8 @@ export const COMMANDS: readonly CommandRegistrar[] = [
   registerClone,
   registerRedact,
   registerFlags,
+  registerPolicy,
+  registerReview,
   registerBlame,
   registerImport,
 ];

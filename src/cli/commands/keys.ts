@@ -24,10 +24,17 @@ export function registerKeys(program: Command): void {
     .addOption(new Option('--scope <scope>', 'what the key may do').choices([...SCOPES]).default('write'))
     .option('--no-create', 'writes with this key never create a store (by default write and operator keys may)')
     .option('--note <text>', 'a label for `keys list` (one line)')
+    .addOption(new Option('--review <policy>', "writes with this key wait for review: flagged (when the detectors hold them) or all; the stricter of this and the store's policy applies").choices(['off', 'flagged', 'all']))
     .option('--json', 'print {"key": ..., "info": {...}}')
-    .action(async (options: { root: string; stores: string; scope: Scope; create: boolean; note?: string; json?: boolean }) => {
+    .action(async (options: { root: string; stores: string; scope: Scope; create: boolean; note?: string; review?: 'off' | 'flagged' | 'all'; json?: boolean }) => {
       const made = await guard(() =>
-        createKey(path.resolve(options.root), { stores: [options.stores], scope: options.scope, create: options.scope === 'read' ? false : options.create, note: options.note }),
+        createKey(path.resolve(options.root), {
+          stores: [options.stores],
+          scope: options.scope,
+          create: options.scope === 'read' ? false : options.create,
+          note: options.note,
+          review: options.review,
+        }),
       );
       if (options.json) {
         process.stdout.write(`${JSON.stringify(made)}\n`);
@@ -35,7 +42,7 @@ export function registerKeys(program: Command): void {
       }
       process.stdout.write(`${made.key}\n`);
       process.stderr.write(
-        `memgit: key ${made.info.id} (${made.info.scope}, stores ${made.info.stores.join(',')}${made.info.create ? ', may create stores' : ''}); ` +
+        `memgit: key ${made.info.id} (${made.info.scope}, stores ${made.info.stores.join(',')}${made.info.create ? ', may create stores' : ''}${made.info.review ? `, writes need review (${made.info.review})` : ''}); ` +
           'this is the only time it is shown\n',
       );
     });
@@ -68,9 +75,10 @@ export function registerKeys(program: Command): void {
 }
 
 /** What a key lets its holder do, in words (scopes nest; creating stores is a separate grant). */
-export function keyAbilities(key: Pick<KeyInfo, 'scope' | 'create'>): string {
+export function keyAbilities(key: Pick<KeyInfo, 'scope' | 'create' | 'review'>): string {
   const may = ['read history', ...(key.scope === 'read' ? [] : ['write memory']), ...(key.scope === 'operator' ? ['roll back'] : [])];
   if (key.create && key.scope !== 'read') may.push('create stores');
+  if (key.review && key.scope !== 'read') may.push(`writes need review (${key.review})`);
   return may.join(', ');
 }
 

@@ -41,6 +41,11 @@ function scanner(): SecretScanner {
   return sharedScanner;
 }
 
+/** Scan a text for likely secrets with the process's shared secretlint worker (review's detectors use it). */
+export function scanForSecrets(text: string): Promise<Array<{ rule: string; start: number; end: number }>> {
+  return scanner().scan(text);
+}
+
 export class FlagIndex {
   private records: FlagRecord[] = [];
   private readonly byToolUse = new Map<string, FlagRecord>();

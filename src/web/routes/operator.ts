@@ -7,6 +7,7 @@ import { renderHtml, RouteModule, WebDeps } from '../page';
 import { noStore } from '../security';
 import type { OperatorKit } from './operator-kit';
 import { redactionActions } from './redaction';
+import { reviewActions } from './review-actions';
 import { rollbackActions } from './rollback';
 
 /**
@@ -97,6 +98,8 @@ export function operatorRoutes(options: OperatorRouteOptions): OperatorRouteModu
     rollbackActions(router, deps, kit);
     // Redaction rewrites history: the same operator login, CSRF and origin checks.
     redactionActions(router, deps, kit);
+    // Deciding held writes (docs/review.md): the same login, CSRF and origin checks.
+    reviewActions(router, deps, kit);
   };
   return Object.assign(module, { operatorAuth: auth });
 }
