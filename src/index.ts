@@ -38,6 +38,9 @@ export {
   InvalidReviewPolicyError,
   ReviewNotFoundError,
   ReviewRefusedError,
+  InvalidDreamError,
+  DreamNotFoundError,
+  DreamRunningError,
   SessionKeyError,
   ERROR_CODES,
 } from './store';

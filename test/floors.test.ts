@@ -19,7 +19,7 @@ import { REPO_ROOT } from './support/dist';
 
 const SRC = path.join(REPO_ROOT, 'src');
 const EDGES = ['web', 'server', 'mcp', 'agent', 'cli', 'client'];
-const BELOW_EDGES = ['contract', 'detect', 'store', 'history', 'tenancy', 'operator', 'terminal'];
+const BELOW_EDGES = ['contract', 'detect', 'store', 'history', 'tenancy', 'operator', 'terminal', 'dream'];
 const TOP = 'compose';
 /** The bin: in src/cli for its published path, the composition's by what it does. */
 const ENTRY = 'cli/main.ts';
