@@ -35,6 +35,7 @@ const REVIEWED_SKIPS: string[] = [
   'README.md › Get memgit on your PATH › npm install -g .', // the link itself is checked below, into a temporary prefix
   'README.md › 3. MCP: Claude Code and Claude Desktop › claude mcp add memgit -- memgit mcp --repo ~/memories-repo',
   'docs/chat.md › Use it › export ANTHROPIC_API_KEY=sk-ant-...',
+  'docs/dreams.md › Run one › export ANTHROPIC_API_KEY=sk-ant-...',
   'docs/library.md › Use it in your project › (cd ~/src/memgit && npm pack)',
   'docs/mcp.md › Install › git clone <this repository> ~/src/memgit && cd ~/src/memgit && npm install && npm install…',
   'docs/mcp.md › Claude Code › claude mcp add memgit -- memgit mcp --repo /home/me/memories-repo',
