@@ -79,6 +79,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningM
       server.closeIdleConnections();
       await closed;
       clearInterval(sweep);
+      await options.dreams?.shutdown();
       await registry.close();
       unguard();
     })();
