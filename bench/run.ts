@@ -12,6 +12,7 @@
  * Also: the call log's cost to a view (bench/call-log.ts), on the 1,000-commit store, the heaviest
  * pages of the hostile stores of issue 19 (bench/hostile-pages.ts): worst time and size, and the
  * write-time detectors on the poisoning corpus (bench/detectors.ts): shares held and time per write.
+ * Review before trust (bench/review.ts): the corpus through stores with policy flagged, and the latency it adds.
  *
  * Write side: for each store size, the same cycle of calls (create, view, str_replace, insert, rename,
  * delete on a new file, and an insert into an existing file) through memgit's store.execute (durable:
@@ -44,6 +45,7 @@ import { benchRedaction, renderRedaction } from './redaction';
 import { benchCallLog, renderCallLog } from './call-log';
 import { hostilePages, renderHostilePages } from './hostile-pages';
 import { benchDetectors, renderDetectors } from './detectors';
+import { benchReview, renderReview } from './review';
 
 interface Options {
   sizes: number[];
@@ -628,9 +630,12 @@ async function main(): Promise<void> {
   const detectorsSection = renderDetectors(
     await benchDetectors({ reps: opts.quick ? 3 : 20, corpusDir: path.join(ROOT, 'test', 'fixtures', 'poisoning-corpus'), log }),
   );
+  // Review before trust (bench/review.ts): the corpus through real stores, and the latency a policy adds.
+  log('review: the corpus through stores with policy flagged, and the write latency it adds');
+  const reviewSection = renderReview(await benchReview({ writes: opts.quick ? 30 : 200, corpusDir: path.join(ROOT, 'test', 'fixtures', 'poisoning-corpus'), log }));
   const report =
     render(opts, writes, flat, reads, disk, (now() - started) / 1000) +
-    [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection, detectorsSection].filter(Boolean).map((section) => `\n${section}`).join('');
+    [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection, detectorsSection, reviewSection].filter(Boolean).map((section) => `\n${section}`).join('');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);

@@ -4,7 +4,7 @@ import express, { Express, NextFunction, Request, RequestHandler, Response } fro
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import { rollbackRequest } from '../operator/rollback';
-import { asMemoryToolUse, listRemotes, MemgitError, MemoryStore, NotAStoreError, replicationStatus, StoreClosedError } from '../store';
+import { asMemoryToolUse, listRemotes, MemgitError, MemoryStore, NotAStoreError, replicationStatus, ReviewRefusedError, StoreClosedError } from '../store';
 import { KeyInfo, keyMatchesStore, Scope } from '../tenancy/keys';
 import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry, StoreSummary } from '../tenancy/registry';
 import { InvalidStoreIdError } from '../tenancy/store-id';
@@ -204,6 +204,44 @@ export function createServerApp(options: ServerAppOptions): Express {
   });
   app.post('/api/v1/stores/:store/dreams/:id/cancel', authorized('operator'), limiter, async (req, res) => {
     res.json(await registry.use(String(req.params.store), { create: false }, async (store) => store.cancelDream(String(req.params.id))));
+  });
+
+  // Reviews (docs/review.md), as the operator key: writes held for review listed, shown, approved (all or
+  // `calls`) or rejected. Before the read API, whose /api/v1/stores/{id}/... catch-all would take the GETs.
+  app.get('/api/v1/stores/:store/reviews', authorized('operator'), limiter, async (req, res) => {
+    await registry.use(String(req.params.store), { create: false }, async (store) => {
+      res.json({ reviews: await store.reviews() });
+    });
+  });
+  app.get('/api/v1/stores/:store/reviews/:id', authorized('operator'), limiter, async (req, res) => {
+    await registry.use(String(req.params.store), { create: false }, async (store) => {
+      res.json({ review: await store.review(String(req.params.id)) });
+    });
+  });
+  app.post('/api/v1/stores/:store/reviews/:id/:action', authorized('operator'), limiter, jsonOnly, rollbackBody, async (req, res) => {
+    const action = String(req.params.action);
+    if (action !== 'approve' && action !== 'reject') throw new HttpError(404, 'not_found_error', 'the actions are approve and reject');
+    const body = req.body as Record<string, unknown>;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object');
+    const extra = Object.keys(body).filter((k) => k !== 'reason' && !(action === 'approve' && k === 'calls'));
+    if (extra.length > 0) throw new HttpError(400, 'invalid_request_error', `unknown field ${JSON.stringify(extra[0].slice(0, 64))}; the body is {"reason": "..."${action === 'approve' ? ', "calls": ["toolu_..."]' : ''}}`);
+    if (body.reason !== undefined && typeof body.reason !== 'string') throw new HttpError(400, 'invalid_request_error', 'reason must be a string');
+    const calls = body.calls;
+    if (calls !== undefined && !(Array.isArray(calls) && calls.length <= 10_000 && calls.every((c) => typeof c === 'string'))) {
+      throw new HttpError(400, 'invalid_request_error', 'calls must be an array of tool_use ids');
+    }
+    const key = req.memgitKey!;
+    await registry.use(String(req.params.store), { create: false }, async (store) => {
+      // The decision names the key that made it (`Memory-Approved-By` / `Memory-Actor: key:<id>`).
+      const options = { operator: `key:${key.id}`, reason: body.reason as string | undefined };
+      try {
+        if (action === 'approve') res.json(await store.approveReview(String(req.params.id), { ...options, calls: calls as string[] | undefined }));
+        else res.json({ review: await store.rejectReview(String(req.params.id), options) });
+      } catch (error) {
+        if (!(error instanceof ReviewRefusedError)) throw error;
+        res.status(409).json({ error: { type: 'conflict_error', message: error.detail, conflicts: error.conflicts } });
+      }
+    });
   });
 
   // Mounted routes (MCP) come before the UI, whose /stores/{id}/... catch-all would take their paths.

@@ -189,7 +189,9 @@ export class WriteProtocol {
     await this.moveBranch(parent, refFile);
     try {
       await this.parts.durableFs.flush();
-      await this.endTransaction();
+      // Under the same lock after a commit on main (an approval, then its archive): main's projection is
+      // still owed, and the marker must stay until it is done (a crash meanwhile rebuilds from HEAD).
+      if (!this.pendingProjection) await this.endTransaction();
     } catch (error) {
       this.repairPending = true;
       this.parts.log(`commit ${parent} on ${ref} is applied, but work after it failed and is repaired before the next call: ${describeError(error)}`);

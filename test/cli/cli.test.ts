@@ -288,7 +288,7 @@ describe('memgit log and show', () => {
     expect(entries[4].title).toBe('memgit: initialise store');
     for (const entry of entries) {
       expect(Object.keys(entry).sort()).toEqual(
-        ['actor', 'command', 'commit', 'key', 'newPath', 'parent', 'path', 'paths', 'reason', 'revertedBy', 'reverts', 'schema', 'session', 'time', 'title', 'toolUseId'],
+        ['actor', 'command', 'commit', 'key', 'newPath', 'parent', 'path', 'paths', 'reason', 'revertedBy', 'reverts', 'review', 'schema', 'session', 'time', 'title', 'toolUseId'],
       );
       expect(entry.schema).toBe('memgit.commit/1');
       expect(new Date(entry.time).toISOString()).toBe(entry.time);

@@ -69,3 +69,37 @@ test('HTTP tool API and MCP: held writes say so beside the contract\'s text, and
   const fsck = spawnSync('git', ['fsck', '--full', '--no-dangling'], { cwd: path.join(root, 'acme'), encoding: 'utf8' });
   expect([fsck.status, fsck.stdout + fsck.stderr]).toEqual([0, '']);
 });
+
+test('the operator API lists, shows, refuses, rejects and approves reviews; a write key may not', async () => {
+  const operator = makeKey(root, 'acme', 'operator');
+  const api = async (method: string, url: string, key: string, body?: unknown) => {
+    const response = await fetch(`${server.url}/api/v1/stores/acme${url}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: JSON.parse(await response.text()) };
+  };
+  expect((await api('GET', '/reviews', plain.key)).status).toBe(403);
+  const listed = await api('GET', '/reviews', operator.key);
+  expect(listed.status).toBe(200);
+  const pending = (listed.body.reviews as Array<{ id: string; session: string; state: string }>).filter((r) => r.state === 'pending');
+  expect(pending.map((r) => r.session).sort()).toHaveLength(2);
+  const [first, second] = pending;
+  const shown = await api('GET', `/reviews/${first.id}`, operator.key);
+  expect(shown.status).toBe(200);
+  expect(shown.body.review.calls[0]).toHaveProperty('detection');
+  expect((await api('GET', '/reviews/rv_0000000000000000', operator.key)).status).toBe(404);
+  expect((await api('POST', `/reviews/${first.id}/approve`, operator.key, { calls: 'all' })).status).toBe(400);
+  expect((await api('POST', `/reviews/${first.id}/merge`, operator.key, {})).status).toBe(404);
+  const rejected = await api('POST', `/reviews/${first.id}/reject`, operator.key, { reason: 'not wanted' });
+  expect(rejected.status).toBe(200);
+  expect(rejected.body.review.state).toBe('rejected');
+  expect((await api('POST', `/reviews/${first.id}/reject`, operator.key, {})).status).toBe(409);
+  const approved = await api('POST', `/reviews/${second.id}/approve`, operator.key, { reason: 'fine' });
+  expect(approved.status).toBe(200);
+  expect(approved.body.commits.length).toBeGreaterThan(0);
+  expect(git('log', '-1', '--format=%(trailers:key=Memory-Approved-By,valueonly)', 'main').trim()).toBe(`key:${operator.id}`);
+  const fsck = spawnSync('git', ['fsck', '--full', '--no-dangling'], { cwd: path.join(root, 'acme'), encoding: 'utf8' });
+  expect([fsck.status, fsck.stdout + fsck.stderr]).toEqual([0, '']);
+});

@@ -24,6 +24,8 @@ export interface RewriteResult {
   commitsRewritten: number;
   blobsRedacted: number;
   preview: PreviewItem[];
+  /** Review refs (docs/review.md) whose chains were rewritten too: each ref's old and new tip. */
+  sideRefs: Array<{ ref: string; oldTip: string; newTip: string }>;
 }
 
 const PREVIEW_LINES = 20;
@@ -39,7 +41,18 @@ export async function rewriteHistory(
   objects: ObjectStore,
   entries: readonly HistoryEntry[],
   redact: Redactor,
-  options: { id: string; dryRun: boolean; pathSensitive: boolean; range: { from: number; to: number }; onProgress?: (done: number, total: number) => void },
+  options: {
+    id: string;
+    dryRun: boolean;
+    pathSensitive: boolean;
+    range: { from: number; to: number };
+    onProgress?: (done: number, total: number) => void;
+    /**
+     * Refs beside the branch whose commits descend from it (review branches and their archives): every
+     * commit of theirs not on the branch is redacted and written again on the rewritten branch.
+     */
+    sideRefs?: Array<{ ref: string; tip: string }>;
+  },
 ): Promise<RewriteResult> {
   const blobMemo = new Map<string, string | null>();
   const treeMemo = new Map<string, string>();
@@ -128,7 +141,34 @@ export async function rewriteHistory(
     });
     map.set(entry.commit, newCommit);
   }
+  // Review refs: their own commits (off the branch), oldest first, redacted whatever the range.
+  const onBranch = new Set(entries.map((e) => e.commit));
+  const sideRefs: RewriteResult['sideRefs'] = [];
+  for (const side of options.sideRefs ?? []) {
+    const chain: Array<{ oid: string; commit: Awaited<ReturnType<ObjectStore['readCommit']>>['commit'] }> = [];
+    for (let cursor: string | undefined = side.tip; cursor !== undefined && !onBranch.has(cursor) && !map.has(cursor) && chain.length < 1_000_000; ) {
+      const { commit } = await objects.readCommit(cursor);
+      chain.push({ oid: cursor, commit });
+      cursor = commit.parent[0];
+    }
+    for (const { oid, commit } of chain.reverse()) {
+      const newTree = await rewriteTree(commit.tree, '');
+      const treeChanged = newTree !== commit.tree;
+      if (treeChanged) {
+        commitsChanged++;
+        firstRewritten ??= oid;
+      }
+      if (options.dryRun) continue;
+      const parent = commit.parent[0];
+      const newParent = parent === undefined ? undefined : (map.get(parent) ?? parent);
+      if (!treeChanged && newParent === parent) continue;
+      map.set(oid, await objects.writeCommit({ message: withRedactedTrailer(commit.message, options.id), tree: newTree, parent: newParent === undefined ? [] : [newParent], author: commit.author, committer: commit.committer }));
+    }
+    const newTip = map.get(side.tip) ?? side.tip;
+    if (newTip !== side.tip) sideRefs.push({ ref: side.ref, oldTip: side.tip, newTip });
+  }
   return {
+    sideRefs,
     oldHead,
     newHead: map.get(oldHead) ?? oldHead,
     map,

@@ -4,7 +4,7 @@ import type { RemoteConfig } from './remote-config';
 import { displayUrl } from './remote-config';
 import { readRemoteState, updateRemoteState } from './state';
 import { inspectRemoteHead } from './remote-head';
-import { describeTransportError, localMemgitRefs, pushBranch, pushMemgitRef } from './transport';
+import { deleteRemoteRef, describeTransportError, localMemgitRefs, localReviewBranches, pushBranch, pushMemgitRef, REVIEW_BRANCHES } from './transport';
 
 export interface PushReport {
   remote: string;
@@ -74,12 +74,22 @@ export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, 
     // Then memgit's own refs (the redaction audit log), each once it changed: the record follows the
     // history it describes. A failure here is a failed push like any other, retried by the next one.
     const sent = { ...(readRemoteState(port.gitdir, remote.name).memgitRefs ?? {}) };
-    for (const [ref, oid] of await localMemgitRefs(port.gitdir)) {
+    // Review branches too (held writes): forced, as a session's next review forks anew from main.
+    const reviewBranches = await localReviewBranches(port.gitdir);
+    for (const [ref, oid] of [...(await localMemgitRefs(port.gitdir)), ...reviewBranches]) {
       if (sent[ref] === oid) continue;
-      await pushMemgitRef(port.gitdir, remote, ref, force);
+      await pushMemgitRef(port.gitdir, remote, ref, force || ref.startsWith(REVIEW_BRANCHES));
       sent[ref] = oid;
       updateRemoteState(port.gitdir, remote.name, { memgitRefs: sent });
       port.log(`pushed ${ref} (${oid.slice(0, 12)}) to ${remote.name}`);
+    }
+    // A decided review's branch is gone here (its archive was pushed above): remove it there too.
+    for (const ref of Object.keys(sent)) {
+      if (!ref.startsWith(REVIEW_BRANCHES) || reviewBranches.has(ref)) continue;
+      await deleteRemoteRef(port.gitdir, remote, ref);
+      delete sent[ref];
+      updateRemoteState(port.gitdir, remote.name, { memgitRefs: sent });
+      port.log(`deleted ${ref} at ${remote.name} (its review was decided)`);
     }
     const headProblem = await recheckRemoteHead(port, remote, state.headProblem);
     return { remote: remote.name, head: done.head, commits: result === 'pushed' ? done.carried : 0, forced: force && result === 'pushed', headProblem };

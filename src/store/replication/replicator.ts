@@ -2,6 +2,7 @@ import { errorDetail, ReplicationStoppedError } from '../errors';
 import type { ReplicationPort } from './port';
 import { pushToRemote } from './push';
 import type { RemoteConfig } from './remote-config';
+import { localMemgitRefs, localReviewBranches } from './transport';
 
 export interface ReplicatorOptions {
   /** Commits that arrive within this window go in one push (ms, default 50). */
@@ -71,15 +72,22 @@ class RemoteLoop {
     this.timer.unref(); // a store being closed does not wait for the next attempt
   }
 
+  /** What a push carries: HEAD, memgit's own refs and the review branches, as one string to compare. */
+  private async refsState(): Promise<string> {
+    const refs = [...(await localMemgitRefs(this.port.gitdir)), ...(await localReviewBranches(this.port.gitdir))];
+    return `${await this.port.head()} ${refs.map(([ref, oid]) => `${ref}=${oid}`).join(' ')}`;
+  }
+
   private async run(): Promise<void> {
     this.dirty = false;
     try {
-      const headBefore = await this.port.head();
+      const before = await this.refsState();
       await pushToRemote(this.port, this.remote);
       this.failures = 0;
       // Commits notified while the push ran may all have been carried by it (it reads HEAD as it starts):
-      // when HEAD has not moved since, another push would only find the remote up to date.
-      if (this.dirty && (await this.port.head()) === headBefore) this.dirty = false;
+      // when HEAD (and memgit's own refs and review branches) have not moved since, another push would
+      // only find the remote up to date.
+      if (this.dirty && (await this.refsState()) === before) this.dirty = false;
     } catch (error) {
       if (error instanceof ReplicationStoppedError) return; // logged once by pushToRemote; needs an operator
       this.failures += 1;

@@ -88,6 +88,38 @@ export async function localMemgitRefs(gitdir: string): Promise<Map<string, strin
   return refs;
 }
 
+/**
+ * Review branches (refs/heads/review/<session>: writes held for review, docs/review.md) travel with the
+ * store too, so a replica holds what is pending; a decided review's branch goes (its archive is under
+ * refs/memgit/reviews/).
+ */
+export const REVIEW_BRANCHES = 'refs/heads/review/';
+
+/** The review branches here and what each points at. */
+export async function localReviewBranches(gitdir: string): Promise<Map<string, string>> {
+  const refs = new Map<string, string>();
+  for (const name of await git.listRefs({ fs, gitdir, filepath: REVIEW_BRANCHES.slice(0, -1) }).catch(() => [] as string[])) {
+    refs.set(`${REVIEW_BRANCHES}${name}`, await git.resolveRef({ fs, gitdir, ref: `${REVIEW_BRANCHES}${name}` }));
+  }
+  return refs;
+}
+
+/** Delete a ref memgit pushed (a decided review's branch) on the remote. */
+export async function deleteRemoteRef(gitdir: string, remote: RemoteConfig, ref: string): Promise<void> {
+  // isomorphic-git resolves `ref` here even to delete, and this one is gone: name the branch, which exists.
+  const result = await git.push({ fs, http, gitdir, url: remote.url, remote: remote.name, ref: `refs/heads/${REPLICATED_BRANCH}`, remoteRef: ref, delete: true, ...authFor(remote) });
+  if (!result.ok) {
+    const detail = Object.values(result.refs ?? {}).find((r) => !r.ok)?.error ?? result.error ?? 'refused';
+    throw new Error(`the remote refused to delete ${ref}: ${detail}`);
+  }
+  await git.deleteRef({ fs, gitdir, ref: trackingRef(remote, ref) }).catch(() => undefined);
+}
+
+/** The remote-tracking ref isomorphic-git writes for a pushed ref (refs/heads/ dropped, as it does). */
+function trackingRef(remote: RemoteConfig, ref: string): string {
+  return `refs/remotes/${remote.name}/${ref.replace(/^refs\/heads\//, '')}`;
+}
+
 /** Push one of memgit's own refs (not a fast-forward only with `force`). */
 export async function pushMemgitRef(gitdir: string, remote: RemoteConfig, ref: string, force: boolean): Promise<void> {
   const result = await git.push({ fs, http, gitdir, url: remote.url, remote: remote.name, ref, remoteRef: ref, force, ...authFor(remote) });
@@ -97,7 +129,7 @@ export async function pushMemgitRef(gitdir: string, remote: RemoteConfig, ref: s
   }
   // isomorphic-git records every pushed ref as refs/remotes/NAME/<ref>, here refs/remotes/NAME/refs/memgit/…,
   // which git would not (no fetch refspec maps refs/memgit/): memgit keeps what it pushed in its state.
-  await git.deleteRef({ fs, gitdir, ref: `refs/remotes/${remote.name}/${ref}` }).catch(() => undefined);
+  await git.deleteRef({ fs, gitdir, ref: trackingRef(remote, ref) }).catch(() => undefined);
 }
 
 /** Make a transport error fit for a log line: no URL credentials, no tokens (they are never in it). */
