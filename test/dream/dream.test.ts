@@ -151,6 +151,19 @@ describe('dreams (library)', () => {
     expect(spawnSync('git', ['fsck', '--full', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status).toBe(0);
   });
 
+  it('a redaction erases text from a dream\'s branch too (the branch is rewritten, not a refusal)', async () => {
+    const SECRET = 'sk-ant-api03-DREAMONLYabcdefghijklmnopqrstuvwxyz0123456789';
+    const dream = await store.beginDream({ inputs: [{ type: 'sessions', session_ids: ['sess_one'] }], model: 'claude-test-model' });
+    const report = await store.executeWithReport(call('toolu_r1', { command: 'create', path: '/memories/key.md', file_text: `key: ${SECRET}\n` }), { session: `dream-${dream.id}`, dream: dream.id });
+    expect(report.review?.state).toBe('pending');
+    await store.finishDream(dream.id, 'completed');
+    const outcome = await store.redact({ text: SECRET, reason: 'leaked key', operator: 'dana' });
+    expect(outcome.blobsRedacted).toBe(1);
+    expect(git(dir, 'show', `refs/heads/dream/${dream.id}:memories/key.md`)).toContain('[redacted');
+    expect(git(dir, 'log', '-1', '--format=%B', `refs/heads/dream/${dream.id}`)).toContain(`Memory-Dream: ${dream.id}`);
+    expect(spawnSync('git', ['fsck', '--full', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status).toBe(0);
+  });
+
   it('an API error fails the dream with the error; its branch is kept', async () => {
     const server = await scripted([
       { content: [toolUse('toolu_e1', 'memory', { command: 'create', path: '/memories/x.md', file_text: 'x\n' })] },

@@ -14,6 +14,7 @@ import { checkMatch, keyedMatchHash, MATCH_KEY_FILE, matchKey, readMatchKey } fr
 import type { RedactionPort } from './port';
 import { objectsContaining, plainFiles } from './prune';
 import { PreviewItem, rewriteHistory } from './rewrite';
+import { dreamBranches, reviewArchives, reviewBranches } from '../review/refs';
 
 export type { RedactionPort } from './port';
 export type { RedactionRecord } from './audit-log';
@@ -66,6 +67,8 @@ interface Journal {
   newHead: string;
   auditCommit: string;
   firstRewritten: string;
+  /** Review refs moved onto the rewritten history (absent in journals from before review). */
+  sideRefs?: Array<{ ref: string; oldTip: string; newTip: string }>;
 }
 
 function journalFile(gitdir: string): string {
@@ -98,6 +101,7 @@ export async function redact(
     const progress = options.onProgress;
     let lastShown = 0;
     const result = await rewriteHistory(port.objects, entries, redactor, {
+      sideRefs: await reviewRefs(port),
       id,
       dryRun: !!options.dryRun,
       pathSensitive: kind === 'path',
@@ -151,7 +155,7 @@ export async function redact(
     await redactSideFiles(port, redactor);
     const auditCommit = await writeAuditCommit(port.objects, port.durableFs, port.gitdir, record, author);
     await port.durableFs.flush(); // every new object is durable before anything names it
-    const journal: Journal = { id, oldHead: result.oldHead, newHead: result.newHead, auditCommit, firstRewritten: result.firstRewritten! };
+    const journal: Journal = { id, oldHead: result.oldHead, newHead: result.newHead, auditCommit, firstRewritten: result.firstRewritten!, sideRefs: result.sideRefs };
     await nodeFs.promises.mkdir(path.dirname(journalFile(port.gitdir)), { recursive: true });
     await port.durableFs.writeFile(journalFile(port.gitdir), JSON.stringify(journal) + '\n');
     await port.durableFs.flush();
@@ -172,13 +176,25 @@ export async function redact(
  */
 async function refuseOtherRefs(port: RedactionPort): Promise<void> {
   const refs = await git.listRefs({ fs: port.durableFs.gitFs, gitdir: port.gitdir, filepath: 'refs' });
-  const others = refs.filter((r) => r !== `heads/${STORE_BRANCH}` && !r.startsWith('memgit/') && !r.startsWith('remotes/')).map((r) => `refs/${r}`);
+  // Review branches (refs/heads/review/…) and dreams' branches (refs/heads/dream/…) are memgit's own:
+  // rewritten with the branch (reviewRefs).
+  const others = refs
+    .filter((r) => r !== `heads/${STORE_BRANCH}` && !r.startsWith('memgit/') && !r.startsWith('remotes/') && !r.startsWith('heads/review/') && !r.startsWith('heads/dream/'))
+    .map((r) => `refs/${r}`);
   if (others.length === 0) return;
   const shown = others.slice(0, 5).map((r) => JSON.stringify(r)).join(', ') + (others.length > 5 ? `, and ${others.length - 5} more` : '');
   throw new RedactionRefusedError(
     `memgit: this repository has refs besides the store's branch (${shown}); they would keep the erased text or ` +
       'point at pruned commits. Delete them first (git update-ref -d <ref>) and redact again; nothing was changed',
   );
+}
+
+/** The review branches and archives (docs/review.md), whose held and rejected calls are erased from too. */
+async function reviewRefs(port: RedactionPort): Promise<Array<{ ref: string; tip: string }>> {
+  return [
+    ...(await reviewBranches(port.durableFs, port.gitdir)).map((b) => ({ ref: b.ref, tip: b.tip })),
+    ...(await dreamBranches(port.durableFs, port.gitdir)).map((b) => ({ ref: b.ref, tip: b.tip })),
+    ...(await reviewArchives(port.durableFs, port.gitdir)).map((a) => ({ ref: a.ref, tip: a.commit }))];
 }
 
 /** A redaction interrupted by a crash: finish it if the branch moved, forget it if not. Idempotent. */
@@ -203,6 +219,11 @@ async function finish(port: RedactionPort, journal: Journal): Promise<void> {
   const args = { fs: port.durableFs.gitFs, gitdir: port.gitdir };
   if ((await auditHead(port.durableFs, port.gitdir)) !== journal.auditCommit) {
     await git.writeRef({ ...args, ref: AUDIT_REF, value: journal.auditCommit, force: true });
+  }
+  // Review refs onto the rewritten history (each only from its old tip: idempotent after a crash).
+  for (const side of journal.sideRefs ?? []) {
+    const now = await git.resolveRef({ ...args, ref: side.ref }).catch(() => null);
+    if (now === side.oldTip) await git.writeRef({ ...args, ref: side.ref, value: side.newTip, force: true });
   }
   // Remote-tracking refs and FETCH_HEAD still name the old history: drop them (the next fetch or push
   // writes them anew), so nothing keeps the erased objects reachable.
