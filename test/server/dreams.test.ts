@@ -137,4 +137,13 @@ it('a dream runs in the background to completion; its branch is a review', async
   expect((done.usage as { input_tokens: number; output_tokens: number }).output_tokens).toBe(6);
   const list = await call('GET', '/api/v1/stores/acme-1/dreams', keys.reader.key);
   expect((list.json.data as Array<{ id: string; status: string }>).map((d) => d.status)).toEqual(['completed', 'canceled']);
+  // Its review, decided through the server's review API: the dream's call lands on main.
+  const reviewId = (done.outputs as Array<{ review_id: string }>)[0].review_id;
+  const reviews = await call('GET', '/api/v1/stores/acme-1/reviews', keys.operator.key);
+  expect((reviews.json.reviews as Array<{ id: string; dream?: string; state: string }>).find((r) => r.id === reviewId)).toMatchObject({ dream: started.json.id, state: 'pending' });
+  const approved = await call('POST', `/api/v1/stores/acme-1/reviews/${reviewId}/approve`, keys.operator.key, {});
+  expect(approved.status).toBe(200);
+  expect((approved.json.commits as string[]).length).toBe(1);
+  const tea = await call('POST', '/api/v1/stores/acme-1/tool-calls', keys.writer.key, { session: 'sess_check', tool_use: { type: 'tool_use', id: 'toolu_check', name: 'memory', input: { command: 'view', path: '/memories/tea.md' } } });
+  expect(JSON.stringify(tea.json)).toContain('black (per session sess_a)');
 });
