@@ -38,6 +38,9 @@ export {
   InvalidReviewPolicyError,
   ReviewNotFoundError,
   ReviewRefusedError,
+  InvalidDreamError,
+  DreamNotFoundError,
+  DreamRunningError,
   SessionKeyError,
   ERROR_CODES,
 } from './store';
@@ -64,6 +67,9 @@ export { importMemoryDir, ImportFailedError, ImportRefusedError } from './store'
 export type { ImportOptions, ImportReport } from './store';
 export { StoreInUseError } from './store';
 export { listCalls } from './history/calls';
+export { startDream, defaultDreamSessions, DREAM_SYSTEM_PROMPT, DEFAULT_DREAM_MODEL } from './dream';
+export type { DreamOptions, StartedDream } from './dream';
+export type { DreamRecord, DreamRequest, DreamStatus, DreamUsage, DreamInput, DreamOutput } from './store';
 export { historyContext } from './history/context';
 export type { HistoryContext } from './history/context';
 export { parseLogFilter, InvalidFilterError } from './history/log-filter';

@@ -19,12 +19,12 @@ import { REPO_ROOT } from './support/dist';
 
 const SRC = path.join(REPO_ROOT, 'src');
 const EDGES = ['web', 'server', 'mcp', 'agent', 'cli', 'client'];
-const BELOW_EDGES = ['contract', 'detect', 'store', 'history', 'tenancy', 'operator', 'terminal'];
+const BELOW_EDGES = ['contract', 'detect', 'store', 'history', 'tenancy', 'operator', 'terminal', 'dream'];
 const TOP = 'compose';
 /** The bin: in src/cli for its published path, the composition's by what it does. */
 const ENTRY = 'cli/main.ts';
 /** What the package's face re-exports from. */
-const INDEX_MAY_IMPORT = ['contract', 'store', 'history', 'tenancy', 'client', 'server', 'web', 'mcp', 'agent', 'compose'];
+const INDEX_MAY_IMPORT = ['contract', 'store', 'history', 'tenancy', 'dream', 'client', 'server', 'web', 'mcp', 'agent', 'compose'];
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -34,4 +34,6 @@ export const SERVER_DEFAULTS = {
   maxStoreBytes: 1024 * 1024 * 1024,
   /** Memory all open stores and their UIs may use for caches, together. */
   cacheBytes: 256 * 1024 * 1024,
+  /** Dreams running at once on the server, all stores together (docs/dreams.md). */
+  maxDreams: 2,
 } as const;

@@ -1,6 +1,7 @@
 import { newOperatorToken, tokenProblem } from '../operator/token';
 import type { ServerAppOptions, StoreUi } from '../server/app';
 import { DEFAULT_BODY_BUDGET } from '../server/body-budget';
+import { DreamJobs } from '../server/dreams';
 import { RunningMemgitServer, startServer, StartServerOptions } from '../server/server';
 import { CacheBudget } from '../store';
 import { SERVER_DEFAULTS } from './limits';
@@ -69,6 +70,8 @@ export async function startMemgitServer(options: MemgitServerOptions): Promise<R
       host,
       ui,
       mount,
+      // Dreams run in the background, the SDK's client made from the environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
+      dreams: options.dreams ?? new DreamJobs({ client: () => new (require('@anthropic-ai/sdk') as typeof import('@anthropic-ai/sdk')).default(), maxConcurrent: SERVER_DEFAULTS.maxDreams }),
       stores: { ...options.stores, storeOptions: { cacheBudget, ...options.stores?.storeOptions } },
     });
   } catch (error) {

@@ -10,6 +10,7 @@ import { QueueFullError, RegistryClosedError, StoreNotFoundError, StoreRegistry,
 import type { FleetNode } from '../tenancy/fleet';
 import { InvalidStoreIdError } from '../tenancy/store-id';
 import { Authorizer } from './auth';
+import type { DreamJobs } from './dreams';
 import { BodyBudget, BodyBudgetOptions, DEFAULT_BODY_BUDGET, parseByteSize } from './body-budget';
 import { HttpError, httpErrorOf, notFoundStore, refusal, sendError } from './errors';
 import { OPENAPI_DOCUMENT } from './openapi';
@@ -66,6 +67,8 @@ export interface ServerAppOptions {
   draining?: () => boolean;
   /** This server is a node of a fleet: writes are acknowledged as its ack mode says (src/tenancy/fleet.ts). */
   fleet?: FleetNode;
+  /** Dreams as background jobs (src/server/dreams.ts); without it the dream routes answer 503. */
+  dreams?: DreamJobs;
 }
 
 /** What the server lends routes mounted into it, so that they obey the same keys and limits. */
@@ -205,6 +208,26 @@ export function createServerApp(options: ServerAppOptions): Express {
         res.status(refused.status).json({ error: error.detail, status: refused.status, code: error.code });
       }
     });
+  });
+
+  // Dreams (docs/dreams.md): started and canceled with the operator key, read with a read key.
+  const dreamBody = bodies.reader(16 * 1024, express.json({ limit: '16kb', type: () => true }));
+  const dreamJobs = (): DreamJobs => {
+    if (!options.dreams) throw new HttpError(503, 'overloaded_error', 'dreams are not configured on this server');
+    return options.dreams;
+  };
+  app.post('/api/v1/stores/:store/dreams', authorized('operator'), limiter, jsonOnly, dreamBody, async (req, res) => {
+    res.status(201).json(await dreamJobs().start(registry, String(req.params.store), req.body as Record<string, unknown>));
+  });
+  app.get('/api/v1/stores/:store/dreams', authorized('read'), limiter, async (req, res) => {
+    const data = await registry.use(String(req.params.store), { create: false }, async (store) => store.dreams());
+    res.json({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+  });
+  app.get('/api/v1/stores/:store/dreams/:id', authorized('read'), limiter, async (req, res) => {
+    res.json(await registry.use(String(req.params.store), { create: false }, async (store) => store.dream(String(req.params.id))));
+  });
+  app.post('/api/v1/stores/:store/dreams/:id/cancel', authorized('operator'), limiter, async (req, res) => {
+    res.json(await registry.use(String(req.params.store), { create: false }, async (store) => store.cancelDream(String(req.params.id))));
   });
 
   // Reviews (docs/review.md), as the operator key: writes held for review listed, shown, approved (all or

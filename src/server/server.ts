@@ -87,6 +87,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningM
       await closed;
       clearInterval(sweep);
       await fleet?.settled();
+      await options.dreams?.shutdown();
       await registry.close();
       unguard();
     })();

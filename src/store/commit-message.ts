@@ -21,6 +21,7 @@ export const TRAILER = {
   reviewState: 'Memory-Review-State',
   approvedBy: 'Memory-Approved-By',
   original: 'Memory-Original',
+  dream: 'Memory-Dream',
 } as const;
 
 export interface CommitMeta {
@@ -52,6 +53,8 @@ export interface CommitMeta {
   approvedBy?: string;
   /** The commit the call made on its review branch (`Memory-Original`). */
   original?: string;
+  /** A call a dream made on its branch (`Memory-Dream: drm_…`), kept when the call is approved onto main. */
+  dream?: string;
 }
 
 /** The program that sent a call, as the caller knows it (for MCP: `initialize`'s clientInfo). Hostile text. */
@@ -107,6 +110,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
   add(TRAILER.reviewState, meta.reviewState);
   add(TRAILER.approvedBy, meta.approvedBy);
   add(TRAILER.original, meta.original);
+  add(TRAILER.dream, meta.dream);
   return trailers.length ? `${meta.title}\n\n${trailers.join('\n')}\n` : `${meta.title}\n`;
 }
 
@@ -134,6 +138,7 @@ export function parseCommitMessage(message: string): CommitMeta {
       case TRAILER.reviewState: meta.reviewState = value; break;
       case TRAILER.approvedBy: meta.approvedBy = value; break;
       case TRAILER.original: meta.original = value; break;
+      case TRAILER.dream: meta.dream = value; break;
     }
   }
   return meta;

@@ -30,6 +30,10 @@ export const ERROR_CODES = [
   'invalid_review_policy',
   'review_not_found',
   'review_refused',
+  // dreams: consolidation on a branch (src/store/dream, src/dream)
+  'invalid_dream',
+  'dream_not_found',
+  'dream_running',
   // a question to the read model (src/history)
   'invalid_filter',
   'import_refused',

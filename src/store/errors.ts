@@ -213,3 +213,26 @@ export class ReviewRefusedError extends MemgitError {
     super(message);
   }
 }
+
+/** A dream asked for with bad input (instructions over 4,096 characters, an unknown session, a bad model name): nothing was started. */
+export class InvalidDreamError extends MemgitError {
+  static override readonly code: ErrorCode = 'invalid_dream';
+}
+
+/** A dream id that names no dream of this store. */
+export class DreamNotFoundError extends MemgitError {
+  static override readonly code: ErrorCode = 'dream_not_found';
+
+  constructor(readonly id: string) {
+    super(`memgit: no dream ${JSON.stringify(id)} in this store`);
+  }
+}
+
+/** A dream asked for while another of the same store is running (at most one at a time): nothing was started. */
+export class DreamRunningError extends MemgitError {
+  static override readonly code: ErrorCode = 'dream_running';
+
+  constructor(readonly running: string) {
+    super(`memgit: dream ${running} is running on this store (one at a time); nothing was started`);
+  }
+}

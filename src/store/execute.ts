@@ -67,10 +67,11 @@ export class CallExecutor {
           const head = await protocol.refreshHead();
           this.assertSessionKey(context);
           // Read-your-writes: a session with held writes reads its review branch; every other reads main.
-          const pending = this.parts.review.pendingBranch(context.session);
+          // A dream's calls read its branch (src/store/dream).
+          const pending = context.dream === undefined ? this.parts.review.pendingBranch(context.session) : null;
           // Held content is the session's own: another key may neither read nor extend its branch.
           if (pending && context.key !== undefined && (await this.parts.review.keyOf(pending.tip)) !== context.key) throw new SessionKeyError(context.session);
-          const at = pending?.tip ?? head;
+          const at = context.dream !== undefined ? this.dreamTip(context.dream) : (pending?.tip ?? head);
           const outcome = await runCommand(input, trees.readerAt(await trees.commitTree(at)), contractOptions);
           return { result: toolResult(id, outcome), outcome, readAt: at };
         });
@@ -83,6 +84,12 @@ export class CallExecutor {
       this.parts.log(`${typeof command === 'string' ? command.slice(0, 20) : 'memory'} call ${id} was not applied: ${describeError(error)}`);
       return fail(faultText(classifyFault(error)));
     }
+  }
+
+  private dreamTip(dream: string): string {
+    const tip = this.parts.review.dreamTip(dream);
+    if (!tip) throw new Error(`the branch of dream ${dream} is gone (its review was decided)`);
+    return tip;
   }
 
   /** A call with a key may add to its own sessions only (checked under the write lock for writes). */
@@ -98,9 +105,11 @@ export class CallExecutor {
     this.assertSessionKey(context);
     const previous = history.byToolUseId(id);
     if (previous) return this.replay(id, previous, input);
-    // A session with held writes keeps writing on its review branch (what it reads stays consistent).
-    const branch = await review.branchForWrite(context.session, id);
-    if (branch && context.key !== undefined && (await review.keyOf(branch.tip)) !== context.key) throw new SessionKeyError(context.session);
+    // A dream writes on its own branch; a session with held writes keeps writing on its review branch
+    // (what it reads stays consistent). Held content is the session's own: another key may not extend it.
+    const branch = context.dream !== undefined ? await review.dreamBranchForWrite(context.dream, id) : await review.branchForWrite(context.session, id);
+    if (context.dream !== undefined && !branch) throw new Error(`the branch of dream ${context.dream} is gone (its review was decided)`);
+    if (context.dream === undefined && branch && context.key !== undefined && (await review.keyOf(branch.tip)) !== context.key) throw new SessionKeyError(context.session);
     if (branch?.previous) return { ...(await this.replay(id, branch.previous, input)), review: { id: branch.id, state: 'pending' } };
     const base = branch?.tip ?? head;
     const baseTree = await trees.commitTree(base);
@@ -128,6 +137,7 @@ export class CallExecutor {
           session: context.session,
           ...clientTrailers(context.client),
           ...(context.key !== undefined ? { key: context.key } : {}),
+          ...(context.dream !== undefined ? { dream: context.dream } : {}),
         };
         return { chain: [{ tree: newTree, meta }], value: null };
       },

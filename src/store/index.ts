@@ -98,3 +98,6 @@ export { KEEP_FILE } from './tree-draft';
 export { readMemoryFiles } from './rollback/memory-state';
 export { repoPathToVirtual, toRepoPath } from './git-reader';
 export { currentPathOf } from './rollback';
+export { DREAM_STATUSES, MAX_DREAM_INSTRUCTIONS, checkDreamRequest } from './dream';
+export type { DreamRecord, DreamRequest, DreamStatus, DreamUsage, DreamInput, DreamOutput } from './dream';
+export { DREAM_BRANCH_PREFIX, DREAM_ID_PATTERN, dreamSession } from './review';

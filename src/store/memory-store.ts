@@ -27,6 +27,8 @@ import {
 } from './options';
 import { PortParts, redactionPort, replicationPort, reviewPort, rollbackPort } from './ports';
 import * as review from './review';
+import * as dreams from './dream';
+import type { DreamRecord, DreamRequest, DreamUsage } from './dream';
 import type { ApproveOutcome, DecideOptions, PolicyRecord, PolicyUpdate, ReviewDetail, ReviewPort, ReviewSummary } from './review';
 import * as redaction from './redaction';
 import type { RedactionLog, RedactionOutcome, RedactionPort, RedactOptions } from './redaction';
@@ -414,6 +416,54 @@ export class MemoryStore {
   rejectReview(id: string, options: DecideOptions = {}): Promise<ReviewSummary> {
     this.assertOpen();
     return review.rejectReview(this.reviewPort(), id, options);
+  }
+
+  /**
+   * Dreams (src/store/dream, docs/dreams.md): the store's dream resources, newest first (a dream a killed
+   * process left running is failed, "interrupted", as they are read), one by id, a cancel asked for.
+   */
+  dreams(): DreamRecord[] {
+    this.assertOpen();
+    return dreams.listDreams(this.reviewPort());
+  }
+
+  dream(id: string): DreamRecord {
+    this.assertOpen();
+    return dreams.getDream(this.reviewPort(), id);
+  }
+
+  cancelDream(id: string): DreamRecord {
+    this.assertOpen();
+    return dreams.requestCancel(this.reviewPort(), id);
+  }
+
+  /**
+   * The runner's side of a dream (src/dream runs it): begin one (refused while another is live), the
+   * memory tool bound to its branch, its turns, whether a cancel was asked for, and its end.
+   */
+  beginDream(request: DreamRequest): Promise<DreamRecord> {
+    this.assertOpen();
+    return dreams.beginDream(this.reviewPort(), request);
+  }
+
+  dreamTool(id: string, onCall?: MemoryToolCallHook): RunnableMemoryTool {
+    return this.memoryTool({ session: review.dreamSession(id), dream: id }, onCall);
+  }
+
+  markDreamRunning(id: string): DreamRecord {
+    return dreams.markRunning(this.reviewPort(), id);
+  }
+
+  recordDreamTurn(id: string, usage: Partial<DreamUsage> | null | undefined): DreamRecord {
+    return dreams.recordTurn(this.reviewPort(), id, usage);
+  }
+
+  dreamCancelRequested(id: string): boolean {
+    return dreams.cancelRequested(this.reviewPort(), id);
+  }
+
+  finishDream(id: string, status: 'completed' | 'failed' | 'canceled', error: { type: string; message: string } | null = null): Promise<DreamRecord> {
+    return dreams.finishDream(this.reviewPort(), id, status, error);
   }
 
   /** The narrow interface review works through (src/store/review never imports this file). */

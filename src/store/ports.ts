@@ -106,6 +106,7 @@ export function reviewPort(p: PortParts, options: { readOnly: boolean; now: () =
         return task();
       }),
     commitOn: (ref, base, build) => p.protocol.commit(base, build, { ref }),
+    createRef: (ref, commit) => p.protocol.createRef(ref, commit),
     deleteRef: (ref) => p.protocol.deleteRef(ref),
     scanSecrets: (text) => scanForSecrets(text),
     now: options.now,

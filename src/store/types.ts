@@ -103,6 +103,11 @@ export interface ExecuteContext {
    * applies. Set by the edge from what it checked, never from anything a client sends.
    */
   review?: 'off' | 'flagged' | 'all';
+  /**
+   * A dream's call (src/store/dream, set by the store's dream tool only): read and written on the dream's
+   * branch `refs/heads/dream/<id>`, each commit with a `Memory-Dream` trailer. Never from a client.
+   */
+  dream?: string;
 }
 
 export interface ExecuteOptions {

@@ -201,6 +201,20 @@ export class WriteProtocol {
   }
 
   /**
+   * Point a new ref other than the store's branch at an existing commit (a dream's branch, forked from
+   * main when the dream starts), under the lock (the caller runs this inside `run`): written to a temp
+   * file, fsynced and renamed into place, its directory fsynced.
+   */
+  async createRef(ref: string, commit: string): Promise<void> {
+    checkRefName(ref);
+    if (ref === `refs/heads/${STORE_BRANCH}`) throw new Error(`memgit: refusing to create ${ref}`);
+    const refFile = path.join(this.parts.gitdir, ref);
+    fs.mkdirSync(path.dirname(refFile), { recursive: true, mode: DIR_MODE });
+    await this.parts.durableFs.writeFileAfterFlush(refFile, `${commit}\n`);
+    await this.parts.durableFs.flush();
+  }
+
+  /**
    * Remove a ref other than the store's branch (a review branch once its review is decided), under the
    * lock (the caller runs this inside \`run\`). Its commits stay reachable from the review's archive.
    */

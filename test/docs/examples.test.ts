@@ -35,6 +35,7 @@ const REVIEWED_SKIPS: string[] = [
   'README.md › Get memgit on your PATH › npm install -g .', // the link itself is checked below, into a temporary prefix
   'README.md › 3. MCP: Claude Code and Claude Desktop › claude mcp add memgit -- memgit mcp --repo ~/memories-repo',
   'docs/chat.md › Use it › export ANTHROPIC_API_KEY=sk-ant-...',
+  'docs/dreams.md › Run one › export ANTHROPIC_API_KEY=sk-ant-...',
   'docs/library.md › Use it in your project › (cd ~/src/memgit && npm pack)',
   'docs/fleet.md › Run a node › sudo cp deploy/systemd/memgit-node.service /etc/systemd/system/',
   'docs/fleet.md › HAProxy › MEMGIT_FLEET_BIND=0.0.0.0:8080 MEMGIT_NODE1=10.0.0.11:8080 MEMGIT_NODE2=10.0.0.12:8080 ME…',

@@ -29,6 +29,7 @@ import { registerDiff } from './diff';
 import { registerSessions } from './sessions';
 import { registerPolicy } from './policy';
 import { registerReview } from './review';
+import { registerDream } from './dream';
 
 /** Registers one command (or a few that belong together) on the program. */
 export type CommandRegistrar = (program: Command, services: CliServices) => void;
@@ -65,6 +66,7 @@ export const COMMANDS: readonly CommandRegistrar[] = [
   registerFlags,
   registerPolicy,
   registerReview,
+  registerDream,
   registerBlame,
   registerImport,
 ];

@@ -14,7 +14,7 @@ import { checkMatch, keyedMatchHash, MATCH_KEY_FILE, matchKey, readMatchKey } fr
 import type { RedactionPort } from './port';
 import { objectsContaining, plainFiles } from './prune';
 import { PreviewItem, rewriteHistory } from './rewrite';
-import { reviewArchives, reviewBranches } from '../review/refs';
+import { dreamBranches, reviewArchives, reviewBranches } from '../review/refs';
 
 export type { RedactionPort } from './port';
 export type { RedactionRecord } from './audit-log';
@@ -176,9 +176,10 @@ export async function redact(
  */
 async function refuseOtherRefs(port: RedactionPort): Promise<void> {
   const refs = await git.listRefs({ fs: port.durableFs.gitFs, gitdir: port.gitdir, filepath: 'refs' });
-  // Review branches (refs/heads/review/…) are memgit's own: rewritten with the branch (reviewRefs).
+  // Review branches (refs/heads/review/…) and dreams' branches (refs/heads/dream/…) are memgit's own:
+  // rewritten with the branch (reviewRefs).
   const others = refs
-    .filter((r) => r !== `heads/${STORE_BRANCH}` && !r.startsWith('memgit/') && !r.startsWith('remotes/') && !r.startsWith('heads/review/'))
+    .filter((r) => r !== `heads/${STORE_BRANCH}` && !r.startsWith('memgit/') && !r.startsWith('remotes/') && !r.startsWith('heads/review/') && !r.startsWith('heads/dream/'))
     .map((r) => `refs/${r}`);
   if (others.length === 0) return;
   const shown = others.slice(0, 5).map((r) => JSON.stringify(r)).join(', ') + (others.length > 5 ? `, and ${others.length - 5} more` : '');
@@ -190,7 +191,10 @@ async function refuseOtherRefs(port: RedactionPort): Promise<void> {
 
 /** The review branches and archives (docs/review.md), whose held and rejected calls are erased from too. */
 async function reviewRefs(port: RedactionPort): Promise<Array<{ ref: string; tip: string }>> {
-  return [...(await reviewBranches(port.durableFs, port.gitdir)).map((b) => ({ ref: b.ref, tip: b.tip })), ...(await reviewArchives(port.durableFs, port.gitdir)).map((a) => ({ ref: a.ref, tip: a.commit }))];
+  return [
+    ...(await reviewBranches(port.durableFs, port.gitdir)).map((b) => ({ ref: b.ref, tip: b.tip })),
+    ...(await dreamBranches(port.durableFs, port.gitdir)).map((b) => ({ ref: b.ref, tip: b.tip })),
+    ...(await reviewArchives(port.durableFs, port.gitdir)).map((a) => ({ ref: a.ref, tip: a.commit }))];
 }
 
 /** A redaction interrupted by a crash: finish it if the branch moved, forget it if not. Idempotent. */

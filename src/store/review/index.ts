@@ -10,10 +10,11 @@ import { threeWayMerge } from '../rollback/merge';
 import { isKeep, normaliseKeeps, readMemoryFiles, writeMemoryTree, type MemoryFiles } from '../rollback/memory-state';
 import { withMemoryTree } from '../tree-draft';
 import type { ChainStep } from '../write-protocol';
-import { archiveRef, branchRef, REVIEW_ID_PATTERN, reviewId } from './names';
+import { dreamCompleted } from '../dream/records';
+import { archiveRef, branchRef, dreamRef, dreamReviewId, dreamSession, REVIEW_ID_PATTERN, reviewId } from './names';
 import { readPolicyRecord, updatedRecord, writePolicyRecord, type PolicyRecord, type PolicyUpdate, type ReviewPolicy } from './policy';
 import type { ReviewPort } from './port';
-import { readRef, reviewArchives, reviewBranches } from './refs';
+import { dreamBranches, readRef, reviewArchives, reviewBranches } from './refs';
 
 /**
  * Review before trust (issue 27). A write the store's policy holds is committed, through the one write
@@ -27,6 +28,7 @@ import { readRef, reviewArchives, reviewBranches } from './refs';
 export { REVIEW_MODES, DEFAULT_POLICY, policyFile } from './policy';
 export type { ReviewMode, ReviewPolicy, PolicyChange, PolicyRecord, PolicyUpdate } from './policy';
 export { branchRef, archiveRef, encodeSession, decodeSession, reviewId, REVIEW_BRANCH_PREFIX, REVIEW_ARCHIVE_PREFIX, REVIEW_ID_PATTERN } from './names';
+export { dreamRef, dreamSession, dreamReviewId, DREAM_BRANCH_PREFIX, DREAM_ID_PATTERN } from './names';
 export type { ReviewPort } from './port';
 export { reviewBranches, reviewArchives } from './refs';
 
@@ -72,6 +74,8 @@ export interface ReviewSummary {
   archive: string | null;
   calls: ReviewCall[];
   decision: ReviewDecision | null;
+  /** A dream's review (issue 28): the dream whose branch `refs/heads/dream/<id>` it is. */
+  dream?: string;
 }
 
 export interface ReviewCallDetail extends ReviewCall {
@@ -143,9 +147,10 @@ async function entryOf(port: ReviewPort, call: ReviewCall): Promise<HistoryEntry
 }
 
 /** A pending review (a branch) as a summary. */
-async function pendingSummary(port: ReviewPort, branch: { ref: string; session: string; tip: string }): Promise<ReviewSummary> {
+async function pendingSummary(port: ReviewPort, branch: { ref: string; session: string; tip: string; dream?: string }): Promise<ReviewSummary> {
   const { fork, calls } = await walkBranch(port, branch.tip);
-  return { id: reviewId(branch.session, fork), session: branch.session, state: 'pending', fork, tip: branch.tip, branch: branch.ref, archive: null, calls, decision: null };
+  const id = branch.dream !== undefined ? dreamReviewId(branch.dream, fork) : reviewId(branch.session, fork);
+  return { id, session: branch.session, state: 'pending', fork, tip: branch.tip, branch: branch.ref, archive: null, calls, decision: null, ...(branch.dream !== undefined ? { dream: branch.dream } : {}) };
 }
 
 /** A decided review (an archive ref on its decision commit) as a summary. */
@@ -169,6 +174,7 @@ async function archivedSummary(port: ReviewPort, archive: { ref: string; id: str
     archive: archive.ref,
     calls,
     decision: { state: meta.reviewState, time: commit.committer.timestamp, operator: meta.actor ?? null, reason: meta.reason ?? null, commit: archive.commit },
+    ...(meta.dream !== undefined ? { dream: meta.dream } : {}),
   };
 }
 
@@ -177,6 +183,12 @@ export async function listReviews(port: ReviewPort): Promise<ReviewSummary[]> {
   await port.refreshHead();
   const pending: ReviewSummary[] = [];
   for (const branch of await reviewBranches(port.durableFs, port.gitdir)) pending.push(await pendingSummary(port, branch));
+  // A dream's branch is a review once its dream completed, with at least one call (src/store/dream).
+  for (const branch of await dreamBranches(port.durableFs, port.gitdir)) {
+    if (!dreamCompleted(port.gitdir, branch.dream)) continue;
+    const summary = await pendingSummary(port, { ...branch, session: dreamSession(branch.dream) });
+    if (summary.calls.length) pending.push(summary);
+  }
   const decided: ReviewSummary[] = [];
   const pendingIds = new Set(pending.map((r) => r.id));
   for (const archive of await reviewArchives(port.durableFs, port.gitdir)) {
@@ -324,6 +336,7 @@ async function archive(port: ReviewPort, review: ReviewSummary, state: 'approved
     session: review.session,
     actor: oneLine(options.operator ?? 'operator', 100) || 'operator',
     ...(options.reason && oneLine(options.reason) ? { reason: oneLine(options.reason) } : {}),
+    ...(review.dream !== undefined ? { dream: review.dream } : {}),
   };
   const { commits } = await port.commitOn(archiveRef(review.id), review.tip, async () => ({ chain: [{ tree: tipTree, meta }], value: null }));
   await port.deleteRef(review.branch!);
@@ -443,6 +456,25 @@ export class ReviewGate {
   async keyOf(tip: string): Promise<string | undefined> {
     const { commit } = await this.port.objects.readCommit(tip);
     return metaOf(commit.message).key;
+  }
+
+  /**
+   * A dream's call (src/store/dream), under the lock: the dream's branch (forked from main when the
+   * dream began), its review id, and the call of `toolUseId` already on it (a retry), or null when the
+   * branch is gone (its review decided).
+   */
+  async dreamBranchForWrite(dream: string, toolUseId: string): Promise<{ ref: string; tip: string; id: string; previous: HistoryEntry | null } | null> {
+    const ref = dreamRef(dream);
+    const tip = readRef(this.port.gitdir, ref);
+    if (!tip) return null;
+    const { fork, calls } = await walkBranch(this.port, tip);
+    const held = calls.find((c) => c.toolUseId === toolUseId);
+    return { ref, tip, id: dreamReviewId(dream, fork), previous: held ? await entryOf(this.port, held) : null };
+  }
+
+  /** The tip of a dream's branch (what its calls read), or null. */
+  dreamTip(dream: string): string | null {
+    return readRef(this.port.gitdir, dreamRef(dream));
   }
 
   /** The review id of a session's pending branch (for a read's report), or null. */

@@ -30,3 +30,24 @@ export function archiveRef(id: string): string {
 export function reviewId(session: string, fork: string): string {
   return `rv_${createHash('sha256').update(`${session}\n${fork}`).digest('hex').slice(0, 16)}`;
 }
+
+/**
+ * Dreams (issue 28, src/store/dream): a dream writes on `refs/heads/dream/<id>`, forked from main when it
+ * starts, as session `dream-<id>`. Once the dream completed, the branch is a pending review like a held
+ * session's; its review id hashes `dream/<id>` (a `/` no session id may hold, so no session's review
+ * shares it) with the fork.
+ */
+export const DREAM_BRANCH_PREFIX = 'refs/heads/dream/';
+export const DREAM_ID_PATTERN = /^drm_[0-9a-f]{24}$/;
+
+export function dreamRef(dream: string): string {
+  return `${DREAM_BRANCH_PREFIX}${dream}`;
+}
+
+export function dreamSession(dream: string): string {
+  return `dream-${dream}`;
+}
+
+export function dreamReviewId(dream: string, fork: string): string {
+  return reviewId(`dream/${dream}`, fork);
+}

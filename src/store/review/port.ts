@@ -25,6 +25,8 @@ export interface ReviewPort {
    * `refs/heads/main`, with the history index and working tree following; any other ref: only the ref).
    */
   commitOn<T>(ref: string, base: string, build: () => Promise<{ chain: ChainStep[]; value: T } | null>): Promise<{ commits: string[]; value: T | null }>;
+  /** Inside `exclusive`: point a new ref other than main at a commit (a dream's branch). */
+  createRef(ref: string, commit: string): Promise<void>;
   /** Inside `exclusive`: remove a ref other than main. */
   deleteRef(ref: string): Promise<void>;
   /** The secret scanner (secretlint in its worker). */

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
 import type { DurableFs } from '../durable-fs';
-import { decodeSession, REVIEW_ARCHIVE_PREFIX, REVIEW_BRANCH_PREFIX } from './names';
+import { decodeSession, DREAM_BRANCH_PREFIX, DREAM_ID_PATTERN, REVIEW_ARCHIVE_PREFIX, REVIEW_BRANCH_PREFIX } from './names';
 
 /** Reading review refs: loose files first (the common case, a few bytes), packed-refs as git keeps them too. */
 
@@ -54,4 +54,10 @@ export async function reviewBranches(durableFs: DurableFs, gitdir: string): Prom
 export async function reviewArchives(durableFs: DurableFs, gitdir: string): Promise<Array<{ ref: string; id: string; commit: string }>> {
   const refs = await listRefsUnder(durableFs, gitdir, REVIEW_ARCHIVE_PREFIX);
   return [...refs].map(([ref, commit]) => ({ ref, id: ref.slice(REVIEW_ARCHIVE_PREFIX.length), commit }));
+}
+
+/** The dreams' branches (`refs/heads/dream/<id>`), whatever their dream's state. */
+export async function dreamBranches(durableFs: DurableFs, gitdir: string): Promise<Array<{ ref: string; dream: string; tip: string }>> {
+  const refs = await listRefsUnder(durableFs, gitdir, DREAM_BRANCH_PREFIX);
+  return [...refs].map(([ref, tip]) => ({ ref, dream: ref.slice(DREAM_BRANCH_PREFIX.length), tip })).filter((b) => DREAM_ID_PATTERN.test(b.dream));
 }
