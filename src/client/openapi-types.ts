@@ -293,6 +293,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stores/{store}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Writes held for review, pending and decided (operator key) */
+        get: operations["listReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stores/{store}/reviews/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One review with its calls and their diffs (operator key) */
+        get: operations["getReview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stores/{store}/reviews/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve a review (all or `calls`; the rest rejected): one commit on main per approved call, refused whole on a conflict */
+        post: operations["approveReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stores/{store}/reviews/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject a review: its branch archived, main untouched */
+        post: operations["rejectReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stores/{store}/dreams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The store's dreams, newest first */
+        get: operations["listDreams"];
+        put?: never;
+        /** Start a dream: Claude consolidates the memory on a branch, the result a review (operator key) */
+        post: operations["startDream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stores/{store}/dreams/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One dream */
+        get: operations["getDream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stores/{store}/dreams/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a dream at its next turn (operator key) */
+        post: operations["cancelDream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/stores/{store}/mcp": {
         parameters: {
             query?: never;
@@ -365,6 +485,12 @@ export interface components {
             revertedBy?: string[];
             /** @description the id of the memgit server key the commit was made with (the Memory-Key trailer, set by the server, never by a client); null for local writes */
             key: string | null;
+            /** @description a call approved from review onto main: Memory-Review, Memory-Approved-By, Memory-Original; else null */
+            review: null | {
+                id: string;
+                approvedBy: string | null;
+                original: components["schemas"]["CommitId"] | null;
+            };
         };
         CallRecord: {
             /** @constant */
@@ -391,6 +517,14 @@ export interface components {
             readAt: components["schemas"]["CommitId"] | null;
             /** @description the id of the memgit server key the call came with; null for local calls */
             key: string | null;
+            /** @description a write held for review: its review, where the call stands in it, and its commit on main once approved; null for calls that were not held */
+            review: null | {
+                id: string;
+                /** @enum {unknown} */
+                state: "held" | "approved" | "rejected";
+                /** @description the commit on main the call was approved as */
+                approvedAs: components["schemas"]["CommitId"] | null;
+            };
         };
         SessionRecord: {
             /** @constant */
@@ -436,6 +570,12 @@ export interface components {
             position?: number;
             /** @description the id of the memgit server key the commit was made with (the Memory-Key trailer, set by the server, never by a client); null for local writes */
             key: string | null;
+            /** @description a call approved from review onto main: Memory-Review, Memory-Approved-By, Memory-Original; else null */
+            review: null | {
+                id: string;
+                approvedBy: string | null;
+                original: components["schemas"]["CommitId"] | null;
+            };
         };
         /** @description An error of the server: a stable `type` (the Messages API's names), a stable `code` and a message for people; never a stack. */
         ServerError: {
@@ -776,6 +916,95 @@ export interface components {
             /** @constant */
             jsonrpc: "2.0";
         }[];
+        ReviewSummary: {
+            id: string;
+            session: string;
+            /** @enum {unknown} */
+            state: "pending" | "approved" | "rejected";
+            fork: string;
+            tip: string;
+            branch: string | null;
+            archive: string | null;
+            decision: {
+                /** @enum {unknown} */
+                state: "approved" | "rejected";
+                time: number;
+                operator: string | null;
+                reason: string | null;
+                commit: string;
+            } | null;
+            calls: {
+                toolUseId: string;
+                commit: string;
+            }[];
+        };
+        ReviewDecisionRequest: {
+            reason?: string;
+            calls?: string[];
+        };
+        ApproveOutcome: {
+            review: components["schemas"]["ReviewSummary"];
+            commits: string[];
+        };
+        ReviewRefused: {
+            error: {
+                /** @constant */
+                type: "conflict_error";
+                message: string;
+                code: string;
+                conflicts: {
+                    [key: string]: unknown;
+                }[];
+            };
+        };
+        Dream: {
+            /** @constant */
+            type: "dream";
+            id: string;
+            /** @enum {unknown} */
+            status: "pending" | "running" | "completed" | "failed" | "canceled";
+            inputs: {
+                /** @constant */
+                type: "sessions";
+                session_ids: string[];
+            }[];
+            outputs: {
+                /** @constant */
+                type: "review";
+                review_id: string;
+                branch: string;
+                files_touched: string[];
+            }[];
+            model: string;
+            instructions: string | null;
+            usage: {
+                input_tokens: number;
+                output_tokens: number;
+                cache_creation_input_tokens: number;
+                cache_read_input_tokens: number;
+            };
+            error: {
+                type: string;
+                message: string;
+            } | null;
+            created_at: string;
+            ended_at: string | null;
+        };
+        DreamRequest: {
+            inputs?: {
+                /** @constant */
+                type: "sessions";
+                session_ids: string[];
+            }[];
+            model?: string;
+            instructions?: string;
+        };
+        DreamList: {
+            data: components["schemas"]["Dream"][];
+            has_more: boolean;
+            first_id: string | null;
+            last_id: string | null;
+        };
     };
     responses: {
         /** @description the request is malformed (not JSON, not a memory tool_use, a bad store id, ...); nothing was done */
@@ -1506,6 +1735,429 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RollbackOutcome"] | components["schemas"]["ReadError"] | components["schemas"]["ServerError"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listReviews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store id (1-64 of a-z A-Z 0-9 . _ -) */
+                store: components["parameters"]["store"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Writes held for review, pending and decided (operator key) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        reviews: components["schemas"]["ReviewSummary"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such store, review or dream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            408: components["responses"]["Timeout"];
+            /** @description refused: a conflict, or another dream running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store id (1-64 of a-z A-Z 0-9 . _ -) */
+                store: components["parameters"]["store"];
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One review with its calls and their diffs (operator key) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        review: components["schemas"]["ReviewSummary"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such store, review or dream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            408: components["responses"]["Timeout"];
+            /** @description refused: a conflict, or another dream running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    approveReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store id (1-64 of a-z A-Z 0-9 . _ -) */
+                store: components["parameters"]["store"];
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description Approve a review (all or `calls`; the rest rejected): one commit on main per approved call, refused whole on a conflict */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApproveOutcome"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such store, review or dream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            408: components["responses"]["Timeout"];
+            /** @description refused: a conflict, or another dream running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewRefused"] | components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    rejectReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store id (1-64 of a-z A-Z 0-9 . _ -) */
+                store: components["parameters"]["store"];
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description Reject a review: its branch archived, main untouched */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        review: components["schemas"]["ReviewSummary"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such store, review or dream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            408: components["responses"]["Timeout"];
+            /** @description refused: a conflict, or another dream running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listDreams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store id (1-64 of a-z A-Z 0-9 . _ -) */
+                store: components["parameters"]["store"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The store's dreams, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DreamList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such store, review or dream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            408: components["responses"]["Timeout"];
+            /** @description refused: a conflict, or another dream running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    startDream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store id (1-64 of a-z A-Z 0-9 . _ -) */
+                store: components["parameters"]["store"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DreamRequest"];
+            };
+        };
+        responses: {
+            /** @description Start a dream: Claude consolidates the memory on a branch, the result a review (operator key) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dream"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such store, review or dream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            408: components["responses"]["Timeout"];
+            /** @description refused: a conflict, or another dream running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store id (1-64 of a-z A-Z 0-9 . _ -) */
+                store: components["parameters"]["store"];
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One dream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dream"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such store, review or dream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            408: components["responses"]["Timeout"];
+            /** @description refused: a conflict, or another dream running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    cancelDream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store id (1-64 of a-z A-Z 0-9 . _ -) */
+                store: components["parameters"]["store"];
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancel a dream at its next turn (operator key) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dream"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such store, review or dream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
+                };
+            };
+            408: components["responses"]["Timeout"];
+            /** @description refused: a conflict, or another dream running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["ReadError"];
                 };
             };
             413: components["responses"]["TooLarge"];

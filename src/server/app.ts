@@ -263,7 +263,7 @@ export function createServerApp(options: ServerAppOptions): Express {
         else res.json({ review: await store.rejectReview(String(req.params.id), options) });
       } catch (error) {
         if (!(error instanceof ReviewRefusedError)) throw error;
-        res.status(409).json({ error: { type: 'conflict_error', message: error.detail, conflicts: error.conflicts } });
+        res.status(409).json({ error: { type: 'conflict_error', message: error.detail, code: error.code, conflicts: error.conflicts } });
       }
     });
   });

@@ -30,7 +30,8 @@ export const RECORD_SCHEMAS: Record<string, object> = {
       "actor",
       "reverts",
       "reason",
-      "key"
+      "key",
+      "review"
     ],
     "properties": {
       "schema": {
@@ -182,6 +183,45 @@ export const RECORD_SCHEMAS: Record<string, object> = {
           "null"
         ],
         "description": "the id of the memgit server key the commit was made with (the Memory-Key trailer, set by the server, never by a client); null for local writes"
+      },
+      "review": {
+        "oneOf": [
+          {
+            "type": "null"
+          },
+          {
+            "type": "object",
+            "required": [
+              "id",
+              "approvedBy",
+              "original"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "id": {
+                "type": "string",
+                "pattern": "^rv_[0-9a-f]{16}$"
+              },
+              "approvedBy": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "original": {
+                "oneOf": [
+                  {
+                    "$ref": "#/components/schemas/CommitId"
+                  },
+                  {
+                    "type": "null"
+                  }
+                ]
+              }
+            }
+          }
+        ],
+        "description": "a call approved from review onto main: Memory-Review, Memory-Approved-By, Memory-Original; else null"
       }
     }
   },
@@ -199,7 +239,8 @@ export const RECORD_SCHEMAS: Record<string, object> = {
       "error",
       "commit",
       "readAt",
-      "key"
+      "key",
+      "review"
     ],
     "properties": {
       "schema": {
@@ -275,6 +316,47 @@ export const RECORD_SCHEMAS: Record<string, object> = {
           "null"
         ],
         "description": "the id of the memgit server key the call came with; null for local calls"
+      },
+      "review": {
+        "oneOf": [
+          {
+            "type": "null"
+          },
+          {
+            "type": "object",
+            "required": [
+              "id",
+              "state",
+              "approvedAs"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "id": {
+                "type": "string",
+                "pattern": "^rv_[0-9a-f]{16}$"
+              },
+              "state": {
+                "enum": [
+                  "held",
+                  "approved",
+                  "rejected"
+                ]
+              },
+              "approvedAs": {
+                "oneOf": [
+                  {
+                    "$ref": "#/components/schemas/CommitId"
+                  },
+                  {
+                    "type": "null"
+                  }
+                ],
+                "description": "the commit on main the call was approved as"
+              }
+            }
+          }
+        ],
+        "description": "a write held for review: its review, where the call stands in it, and its commit on main once approved; null for calls that were not held"
       }
     }
   },
@@ -348,7 +430,8 @@ export const RECORD_SCHEMAS: Record<string, object> = {
       "path",
       "kind",
       "from",
-      "key"
+      "key",
+      "review"
     ],
     "properties": {
       "schema": {
@@ -438,6 +521,45 @@ export const RECORD_SCHEMAS: Record<string, object> = {
           "null"
         ],
         "description": "the id of the memgit server key the commit was made with (the Memory-Key trailer, set by the server, never by a client); null for local writes"
+      },
+      "review": {
+        "oneOf": [
+          {
+            "type": "null"
+          },
+          {
+            "type": "object",
+            "required": [
+              "id",
+              "approvedBy",
+              "original"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "id": {
+                "type": "string",
+                "pattern": "^rv_[0-9a-f]{16}$"
+              },
+              "approvedBy": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "original": {
+                "oneOf": [
+                  {
+                    "$ref": "#/components/schemas/CommitId"
+                  },
+                  {
+                    "type": "null"
+                  }
+                ]
+              }
+            }
+          }
+        ],
+        "description": "a call approved from review onto main: Memory-Review, Memory-Approved-By, Memory-Original; else null"
       }
     }
   }

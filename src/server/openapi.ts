@@ -328,6 +328,74 @@ const schemas: Record<string, Schema> = {
   },
 };
 
+/** Reviews (docs/review.md) and dreams (docs/dreams.md): the fields clients rely on; more may be added. */
+const reviewCall = { type: 'object', required: ['toolUseId', 'commit'], properties: { toolUseId: str, commit: str } };
+const reviewDecision = nullable(object({ state: { enum: ['approved', 'rejected'] }, time: int, operator: nullable(str), reason: nullable(str), commit: str }));
+const reviewFields = {
+  id: { type: 'string', pattern: '^rv_[0-9a-f]{16}$' },
+  session: str,
+  state: { enum: ['pending', 'approved', 'rejected'] },
+  fork: str,
+  tip: str,
+  branch: nullable(str),
+  archive: nullable(str),
+  decision: reviewDecision,
+};
+const reviewSchemas: Record<string, Schema> = {
+  ReviewSummary: { type: 'object', required: [...Object.keys(reviewFields), 'calls'], properties: { ...reviewFields, calls: arrayOf(reviewCall) } },
+  ReviewDecisionRequest: { type: 'object', additionalProperties: false, properties: { reason: str, calls: { ...arrayOf(str), maxItems: 10000 } } },
+  ApproveOutcome: object({ review: ref('ReviewSummary'), commits: arrayOf(str) }),
+  ReviewRefused: object({ error: object({ type: { const: 'conflict_error' }, message: str, code: str, conflicts: arrayOf(anyObject) }) }),
+  Dream: {
+    type: 'object',
+    required: ['type', 'id', 'status', 'inputs', 'outputs', 'model', 'instructions', 'usage', 'error', 'created_at', 'ended_at'],
+    properties: {
+      type: { const: 'dream' },
+      id: { type: 'string', pattern: '^drm_' },
+      status: { enum: ['pending', 'running', 'completed', 'failed', 'canceled'] },
+      inputs: arrayOf(object({ type: { const: 'sessions' }, session_ids: arrayOf(str) })),
+      outputs: arrayOf(object({ type: { const: 'review' }, review_id: str, branch: str, files_touched: arrayOf(str) })),
+      model: str,
+      instructions: nullable({ type: 'string', maxLength: 4096 }),
+      usage: object({ input_tokens: int, output_tokens: int, cache_creation_input_tokens: int, cache_read_input_tokens: int }),
+      error: nullable(object({ type: str, message: str })),
+      created_at: str,
+      ended_at: nullable(str),
+    },
+  },
+  DreamRequest: {
+    type: 'object',
+    properties: {
+      inputs: arrayOf(object({ type: { const: 'sessions' }, session_ids: arrayOf(str) })),
+      model: str,
+      instructions: { type: 'string', maxLength: 4096 },
+    },
+  },
+  DreamList: object({ data: arrayOf(ref('Dream')), has_more: bool, first_id: nullable(str), last_id: nullable(str) }),
+};
+Object.assign(schemas, reviewSchemas);
+
+/** An operator route of reviews or dreams: the answer, or a refusal in the server's form. */
+function operatorOperation(method: 'get' | 'post', operationId: string, summary: string, tag: string, answer: Schema, extra: { parameters?: unknown[]; body?: Schema; status?: string; conflict?: Schema } = {}) {
+  return {
+    [method]: {
+      operationId,
+      summary,
+      tags: [tag],
+      security: [{ bearerKey: [] }],
+      parameters: [param('store'), ...(extra.parameters ?? [])],
+      ...(extra.body ? { requestBody: { required: true, content: { 'application/json': { schema: extra.body } } } } : {}),
+      responses: {
+        [extra.status ?? '200']: json(answer, summary),
+        ...serverRefusals,
+        '404': { description: 'no such store, review or dream', content: { 'application/json': { schema: { anyOf: [ref('ServerError'), ref('ReadError')] } } } },
+        '409': { description: 'refused: a conflict, or another dream running', content: { 'application/json': { schema: { anyOf: [...(extra.conflict ? [extra.conflict] : []), ref('ServerError'), ref('ReadError')] } } } },
+      },
+    },
+  };
+}
+const idParameter = (name: string) => ({ name, in: 'path', required: true, schema: str });
+
 const errorResponse = (description: string) => json(ref('ServerError'), description);
 
 export const OPENAPI_DOCUMENT = {
@@ -346,7 +414,8 @@ export const OPENAPI_DOCUMENT = {
   tags: [
     { name: 'tool', description: 'The memory tool over HTTP' },
     { name: 'read', description: "The read API: the audit UI's JSON twins, one read model" },
-    { name: 'operator', description: 'Rollbacks, as the operator key' },
+    { name: 'operator', description: 'Rollbacks and reviews, as the operator key' },
+    { name: 'dreams', description: 'Dreams: consolidation on a branch, reviewed before it becomes memory' },
     { name: 'mcp', description: 'MCP over Streamable HTTP' },
     { name: 'service', description: 'Health and this document' },
   ],
@@ -460,6 +529,23 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    '/api/v1/stores/{store}/reviews': operatorOperation('get', 'listReviews', 'Writes held for review, pending and decided (operator key)', 'operator', object({ reviews: arrayOf(ref('ReviewSummary')) })),
+    '/api/v1/stores/{store}/reviews/{id}': operatorOperation('get', 'getReview', 'One review with its calls and their diffs (operator key)', 'operator', object({ review: ref('ReviewSummary') }), { parameters: [idParameter('id')] }),
+    '/api/v1/stores/{store}/reviews/{id}/approve': operatorOperation('post', 'approveReview', 'Approve a review (all or `calls`; the rest rejected): one commit on main per approved call, refused whole on a conflict', 'operator', ref('ApproveOutcome'), {
+      parameters: [idParameter('id')],
+      body: ref('ReviewDecisionRequest'),
+      conflict: ref('ReviewRefused'),
+    }),
+    '/api/v1/stores/{store}/reviews/{id}/reject': operatorOperation('post', 'rejectReview', 'Reject a review: its branch archived, main untouched', 'operator', object({ review: ref('ReviewSummary') }), {
+      parameters: [idParameter('id')],
+      body: ref('ReviewDecisionRequest'),
+    }),
+    '/api/v1/stores/{store}/dreams': {
+      ...operatorOperation('post', 'startDream', 'Start a dream: Claude consolidates the memory on a branch, the result a review (operator key)', 'dreams', ref('Dream'), { body: ref('DreamRequest'), status: '201' }),
+      ...operatorOperation('get', 'listDreams', "The store's dreams, newest first", 'dreams', ref('DreamList')),
+    },
+    '/api/v1/stores/{store}/dreams/{id}': operatorOperation('get', 'getDream', 'One dream', 'dreams', ref('Dream'), { parameters: [idParameter('id')] }),
+    '/api/v1/stores/{store}/dreams/{id}/cancel': operatorOperation('post', 'cancelDream', 'Cancel a dream at its next turn (operator key)', 'dreams', ref('Dream'), { parameters: [idParameter('id')] }),
     '/stores/{store}/mcp': {
       parameters: [param('store')],
       post: {
