@@ -50,9 +50,9 @@ const common = {
 
 /** @type {import('jest').Config} */
 module.exports = {
-  // Jest's default on 2 cores is one worker; most files wait on git, subprocesses and sockets, so two
-  // workers share the 2 cores well.
-  maxWorkers: 2,
+  // Jest's default on 2 cores is one worker. Most files wait on git, subprocesses, sockets and the disk, so
+  // three workers keep the 2 cores busy: the whole suite took 477 s with three against 570 s with two.
+  maxWorkers: 3,
   testTimeout: 60000,
   projects: [
     { ...common, displayName: 'quick', testRegex: quickRegexes },

@@ -43,13 +43,21 @@ export function buildProgram(services: CliServices): Command {
  */
 function stopQuietlyWhenOutputCloses(): void {
   for (const stream of [process.stdout, process.stderr]) {
+    // Once per stream, however often a process runs the CLI (a library caller, the tests): the listener is
+    // kept on the stream itself, under a global symbol, so that another copy of this module finds it too.
+    const holder = stream as unknown as Record<symbol, ((error: NodeJS.ErrnoException) => void) | undefined>;
+    const installed = holder[QUIET_ON_CLOSE];
+    if (installed && stream.listeners('error').includes(installed)) continue;
     const onError = (error: NodeJS.ErrnoException) => {
       if (error.code !== 'EPIPE') throw error;
       if (stream.listenerCount('error') === 1) process.exit(0);
     };
+    holder[QUIET_ON_CLOSE] = onError;
     stream.on('error', onError);
   }
 }
+
+const QUIET_ON_CLOSE = Symbol.for('memgit.cli.stopQuietlyWhenOutputCloses');
 
 /** Run the CLI on `argv`: a coded error no command handled is printed `memgit: <detail>` and exits by errors.ts. */
 export async function runProgram(argv: string[], services: CliServices): Promise<void> {
