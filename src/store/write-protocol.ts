@@ -405,9 +405,14 @@ export class WriteProtocol {
   async afterHistoryRewrite(oldHead: string, newHead: string): Promise<void> {
     const { objects, trees, worktree, history } = this.parts;
     trees.clear();
-    const changes = await diffTrees(objects, await trees.commitTree(oldHead).catch(() => null), await trees.commitTree(newHead));
+    const newTree = await trees.commitTree(newHead);
+    // Finishing a redaction a crash interrupted, the old history may be pruned already, or partly (a
+    // kill during the prune): then the working tree is rebuilt from the new tree instead of diffed.
+    const oldTree = await trees.commitTree(oldHead).catch(() => null);
+    const changes = oldTree === null ? null : await diffTrees(objects, oldTree, newTree).catch(() => null);
     await this.beginTransaction();
-    await worktree.apply(changes);
+    if (changes) await worktree.apply(changes);
+    else await worktree.rebuild(newTree);
     await this.endTransaction();
     await history.reset();
     await history.open(newHead);
