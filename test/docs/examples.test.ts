@@ -18,6 +18,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLI_MAIN, ensureBuilt, REPO_ROOT } from '../support/dist';
+import { venvPythonDir } from '../support/python-venv';
 import { Example, extractExamples, outputMatches, trimOutput } from './extract';
 
 /** The documents whose examples run: the README, every guide, the examples' own READMEs and the Python package's. */
@@ -71,6 +72,12 @@ beforeAll(async () => {
   fs.mkdirSync(binDir);
   // What `npm install -g .` puts on PATH: a `memgit` that runs the clone's built CLI.
   fs.writeFileSync(path.join(binDir, 'memgit'), `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(CLI_MAIN)} "$@"\n`, { mode: 0o755 });
+  // `python3 -m venv` in the examples, on a python3 without ensurepip: the tests' own (test/support/python-venv.ts).
+  const shimDir = venvPythonDir();
+  if (shimDir) {
+    fs.renameSync(path.join(shimDir, 'python3'), path.join(binDir, 'python3'));
+    fs.rmdirSync(shimDir);
+  }
   // The Python package, as `pip install './clients/python'` finds it in the clone (without what pip or
   // Python left there: a copy the examples' pip builds may write into).
   clientsCopy = path.join(root, 'clients');

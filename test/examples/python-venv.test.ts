@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeTempDir, removeDir } from '../store/git-helpers';
-import { ensurePythonVenv, PACKAGE_DIR, venvPython } from '../support/python-venv';
+import { ensurePythonVenv, PACKAGE_DIR, venvPython, venvShim } from '../support/python-venv';
 
 const base = makeTempDir('memgit-venv-');
 const packageDir = path.join(base, 'python');
@@ -52,3 +52,21 @@ it('fails, saying why and how to make it by hand, when it cannot be made', async
   expect(fs.existsSync(venvPython(missing))).toBe(false);
   expect(fs.readdirSync(missing)).not.toContain('.memgit-setup.lock'); // released after the failure too
 });
+
+it("without ensurepip, the tests' own python3 makes an environment with pip: without pip first, then the system pip installs it", () => {
+  const dir = makeTempDir('memgit-venv-shim-');
+  try {
+    const real = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim();
+    fs.writeFileSync(path.join(dir, 'python3'), venvShim(real), { mode: 0o755 });
+    const made = spawnSync(path.join(dir, 'python3'), ['-m', 'venv', path.join(dir, 'env')], { encoding: 'utf8', timeout: 120_000 });
+    if (made.status !== 0) throw new Error(`the shim failed (${made.status}): ${made.stderr}`);
+    expect(made.status).toBe(0);
+    const pip = spawnSync(path.join(dir, 'env', 'bin', 'pip'), ['--version'], { encoding: 'utf8' });
+    expect(pip.status).toBe(0);
+    expect(pip.stdout).toContain(path.join(dir, 'env'));
+    // Anything else goes to the real python3 unchanged.
+    expect(spawnSync(path.join(dir, 'python3'), ['-c', 'print(6 * 7)'], { encoding: 'utf8' }).stdout.trim()).toBe('42');
+  } finally {
+    removeDir(dir);
+  }
+}, 180_000);

@@ -9,10 +9,16 @@
  * pip builds a local project in its own folder (build/, *.egg-info), so the package is built from a copy
  * inside the environment's folder, under the lock: the checkout is left as it was, and two environments
  * (the tests of this helper make their own) never build in the same folder at once.
+ *
+ * A python3 without ensurepip (Debian's, without the python3-venv package) cannot make an environment
+ * with pip in it; the tests then make their own way, with venvPythonDir(): a `python3` whose `-m venv`
+ * makes the environment without pip and installs pip into it with the system's pip. Nothing beyond
+ * `npm test` needs installing for it.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import * as lockfile from 'proper-lockfile';
@@ -30,6 +36,39 @@ const LOCK_FILE = '.memgit-setup.lock';
 const BUILD_COPY = '.memgit-package';
 /** Left by pip and Python in a package folder: not sources. */
 const NOT_SOURCES = new Set(['__pycache__', 'build', 'dist', 'tests']);
+
+/**
+ * A folder to put first on PATH for `python3 -m venv` to work: null when the system's python3 has ensurepip
+ * (nothing to do), else one holding a `python3` that makes the environment without pip, then installs
+ * pip into it with the system python's own pip (whose index or local wheel set it uses).
+ */
+export function venvPythonDir(): string | null {
+  const probe = spawnSync('python3', ['-c', 'import ensurepip, venv'], { encoding: 'utf8' });
+  if (probe.status === 0) return null;
+  const real = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim();
+  if (!real) return null; // no python3 at all: the step that runs it says so
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memgit-python3-'));
+  fs.writeFileSync(path.join(dir, 'python3'), venvShim(real), { mode: 0o755 });
+  return dir;
+}
+
+/** The `python3` of venvPythonDir (exported for its test, which runs it whatever the system has). */
+export function venvShim(realPython: string): string {
+  const real = `'${realPython.replace(/'/g, `'\\''`)}'`;
+  return [
+    '#!/bin/sh',
+    '# python3 for the memgit tests, on a machine whose python3 lacks ensurepip: `-m venv DIR` makes the',
+    "# environment without pip, then installs pip into it with the system python's pip.",
+    'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then',
+    '  shift 2',
+    `  ${real} -m venv --without-pip "$@" || exit $?`,
+    '  for dir; do :; done',
+    `  exec ${real} -m pip --python "$dir/bin/python" install --quiet --disable-pip-version-check pip`,
+    'fi',
+    `exec ${real} "$@"`,
+    '',
+  ].join('\n');
+}
 
 export function venvPython(dir: string = VENV_DIR): string {
   return path.join(dir, 'bin', 'python');
@@ -92,7 +131,8 @@ export async function ensurePythonVenv(dir: string = VENV_DIR, env: NodeJS.Proce
     const requirements = [`${copy}[anthropic]`, ...REQUIREMENTS.slice(1)];
     const options = { cwd: REPO_ROOT, env, encoding: 'utf8' as const, maxBuffer: 16 * 1024 * 1024, timeout: 600_000 };
     const steps: Array<[string, string[]]> = [];
-    if (!fs.existsSync(venvPython(dir))) steps.push(['python3', ['-m', 'venv', dir]]);
+    const shimDir = fs.existsSync(venvPython(dir)) ? null : venvPythonDir();
+    if (!fs.existsSync(venvPython(dir))) steps.push([shimDir ? path.join(shimDir, 'python3') : 'python3', ['-m', 'venv', dir]]);
     // --retries 0: an unreachable index fails at once. A local project is always built and installed again,
     // so changed sources replace the installed copy.
     steps.push([path.join(dir, 'bin', 'pip'), ['install', '--retries', '0', '--quiet', '--disable-pip-version-check', ...requirements]]);
@@ -101,17 +141,19 @@ export async function ensurePythonVenv(dir: string = VENV_DIR, env: NodeJS.Proce
       try {
         await run(command, args, options);
       } catch (error) {
+        if (shimDir) fs.rmSync(shimDir, { recursive: true, force: true });
         const failure = error as NodeJS.ErrnoException & { stdout?: string; stderr?: string };
         const why = failure.code === 'ENOENT' ? `${command}: not found on PATH` : `${failure.message}\n${failure.stdout ?? ''}${failure.stderr ?? ''}`.trim();
         throw new Error(
           `The Python tests need a virtual environment in ${dir} with pip install ${REQUIREMENTS.join(' ')}; ` +
             `\`${command} ${args.join(' ')}\` failed:\n${why}\n\n` +
-            'It takes python3 with its venv module (Debian: apt-get install python3-venv) and a package index (or local ' +
+            'It takes python3 with its venv module (and ensurepip, or else pip) and a package index (or local ' +
             'wheel set) pip can install anthropic, pytest and setuptools from. By hand, from the checkout: ' +
             `python3 -m venv .venv-test && .venv-test/bin/pip install ${REQUIREMENTS.map((r) => `'${r}'`).join(' ')}`,
         );
       }
     }
+    if (shimDir) fs.rmSync(shimDir, { recursive: true, force: true });
     fs.writeFileSync(path.join(dir, READY_MARKER), marker);
     return venvPython(dir);
   } finally {
