@@ -66,6 +66,7 @@ export class ObjectStore {
    * found by the retry that follows a failed read (read() lists again), and gc drops the listing.
    */
   private looseNames: Set<string> | 'too-many' | null = null;
+  private readonly objectsPrefix: string;
 
   constructor(
     readonly fs: DurableFs,
@@ -73,6 +74,7 @@ export class ObjectStore {
     private readonly budget?: CacheBudget,
   ) {
     this.packCache = new PackCacheTuner(this.gitCache, undefined, budget);
+    this.objectsPrefix = path.join(gitdir, 'objects') + path.sep;
     const base = fs.gitFs.promises;
     const packDir = path.join(gitdir, 'objects', 'pack');
     const promises: typeof base = Object.create(base);
@@ -123,7 +125,8 @@ export class ObjectStore {
   /** Is `file` a loose object path of this store that is certainly not on disk (nor staged)? */
   private knownNotLoose(file: string): boolean {
     const match = LOOSE_PATH.exec(file);
-    if (!match || path.normalize(path.dirname(path.dirname(path.dirname(file)))) !== path.normalize(this.gitdir)) return false;
+    // (A path this store's git dir spells otherwise is probed on disk, as before: slower, never wrong.)
+    if (!match || !file.startsWith(this.objectsPrefix)) return false;
     if (this.fs.isStaged(file)) return false;
     this.looseNames ??= listLooseObjects(path.join(this.gitdir, 'objects'));
     return this.looseNames !== 'too-many' && !this.looseNames.has(match[1] + match[2]);

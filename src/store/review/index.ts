@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { proposedWrite, detectWrite, detectWriteWithSecrets, type Detection, type ProposedWrite } from '../../detect';
 import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import type { CommandOutcome } from '../../contract/types';
@@ -12,7 +13,7 @@ import { withMemoryTree } from '../tree-draft';
 import type { ChainStep } from '../write-protocol';
 import { dreamCompleted } from '../dream/records';
 import { archiveRef, branchRef, dreamRef, dreamReviewId, dreamSession, REVIEW_ID_PATTERN, reviewId } from './names';
-import { readPolicyRecord, updatedRecord, writePolicyRecord, type PolicyRecord, type PolicyUpdate, type ReviewPolicy } from './policy';
+import { DEFAULT_POLICY, policyFile, readPolicyRecord, updatedRecord, writePolicyRecord, type PolicyRecord, type PolicyUpdate, type ReviewPolicy } from './policy';
 import type { ReviewPort } from './port';
 import { dreamBranches, readRef, reviewArchives, reviewBranches } from './refs';
 
@@ -482,9 +483,20 @@ export class ReviewGate {
     return reviewId(session, (await walkBranch(this.port, tip)).fork);
   }
 
+  /**
+   * The store's policy, as another process may have just set it (`memgit policy` while a server runs). Every
+   * write asks: a stat answers, and the file is read and parsed again only when it changed (a write of it
+   * is a rename, so a new inode).
+   */
   policy(): ReviewPolicy {
-    return readPolicyRecord(this.port.gitdir).policy;
+    const stat = fs.statSync(policyFile(this.port.gitdir), { throwIfNoEntry: false });
+    if (!stat) return { ...DEFAULT_POLICY };
+    const version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    if (this.policyRead?.version !== version) this.policyRead = { version, policy: readPolicyRecord(this.port.gitdir).policy };
+    return { ...this.policyRead.policy };
   }
+
+  private policyRead: { version: string; policy: ReviewPolicy } | null = null;
 
   /**
    * Should this write (the contract's outcome, `before` reading the memory before it) be held? `all`
