@@ -13,4 +13,6 @@ export interface OperatorKit {
   bodies: express.RequestHandler[];
   /** `{ key }` of the server key a request came with, for the commit's `Memory-Key`, or `{}`. */
   keyOf: (req: Request) => { key?: string };
+  /** The operator of a state-changing form POST with a valid CSRF token, or null after refusing it (401/403). */
+  checkedOperator: (req: Request, res: Response) => string | null;
 }

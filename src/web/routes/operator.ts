@@ -94,7 +94,19 @@ export function operatorRoutes(options: OperatorRouteOptions): OperatorRouteModu
       res.redirect(303, '/');
     }));
 
-    const kit: OperatorKit = { auth, refuse, bodies, keyOf };
+    const checkedOperator = (req: Request, res: Response): string | null => {
+      const operator = auth.sessionOperator(req);
+      if (!operator) {
+        refuse(req, res, 401, 'log in as the operator first');
+        return null;
+      }
+      if (!auth.validCsrf(req)) {
+        refuse(req, res, 403, 'missing or invalid CSRF token; reload the page and try again');
+        return null;
+      }
+      return operator;
+    };
+    const kit: OperatorKit = { auth, refuse, bodies, keyOf, checkedOperator };
     rollbackActions(router, deps, kit);
     // Redaction rewrites history: the same operator login, CSRF and origin checks.
     redactionActions(router, deps, kit);

@@ -17,7 +17,7 @@ import type { OperatorKit } from './operator-kit';
  */
 
 export function redactionActions(router: Router, deps: WebDeps, kit: OperatorKit): void {
-  const { auth, refuse, bodies } = kit;
+  const { auth, refuse, bodies, checkedOperator } = kit;
   // One per app (per store): a previewed redaction is confirmed on the store it was previewed on.
   const pending = new PendingRedactions();
   deps.views.addGlobal('redactionEnabled', !deps.ctx.store.readOnly);
@@ -44,20 +44,6 @@ export function redactionActions(router: Router, deps: WebDeps, kit: OperatorKit
       { ...model, title: `Preview: redaction ${model.id}`, noJsonTwin: true, operator, pendingId, stale, csrfField: CSRF_FIELD, csrfToken: auth.csrfToken(req, res) },
       req,
     );
-  };
-
-  /** The operator of a state-changing POST with a valid CSRF token, or null after refusing it. */
-  const checkedOperator = (req: Request, res: Response): string | null => {
-    const operator = auth.sessionOperator(req);
-    if (!operator) {
-      refuse(req, res, 401, 'log in as the operator first');
-      return null;
-    }
-    if (!auth.validCsrf(req)) {
-      refuse(req, res, 403, 'missing or invalid CSRF token; reload the page and try again');
-      return null;
-    }
-    return operator;
   };
 
   router.get('/redact', (req, res) => {

@@ -12,7 +12,7 @@ import { reviewModel } from './reviews';
  * POST /reviews/:id/approve (the ticked calls; all or nothing onto main) or POST /reviews/:id/reject.
  */
 export function reviewActions(router: Router, deps: WebDeps, kit: OperatorKit): void {
-  const { auth, refuse, bodies } = kit;
+  const { auth, refuse, bodies, checkedOperator } = kit;
   const guard = [noStore, auth.cookies, sameOriginOnly(refuse)];
 
   const idOf = (req: Request, res: Response): string | null => {
@@ -25,20 +25,6 @@ export function reviewActions(router: Router, deps: WebDeps, kit: OperatorKit): 
   const formPage = async (req: Request, res: Response, id: string, operator: string, error?: string) => {
     const model = reviewModel(await deps.ctx.store.review(id));
     renderHtml(res, deps, 'pages/review-decide.njk', { ...model, title: `Decide review ${id}`, noJsonTwin: true, operator, error, csrfField: CSRF_FIELD, csrfToken: auth.csrfToken(req, res) }, req);
-  };
-
-  /** The operator of a state-changing POST with a valid CSRF token, or null after refusing it. */
-  const checkedOperator = (req: Request, res: Response): string | null => {
-    const operator = auth.sessionOperator(req);
-    if (!operator) {
-      refuse(req, res, 401, 'log in as the operator first');
-      return null;
-    }
-    if (!auth.validCsrf(req)) {
-      refuse(req, res, 403, 'missing or invalid CSRF token; reload the page and try again');
-      return null;
-    }
-    return operator;
   };
 
   router.get('/reviews/:id/decide', ...guard, async (req, res) => {
