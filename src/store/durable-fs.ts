@@ -356,15 +356,21 @@ function toBytes(data: WriteData, options: WriteOptions): Uint8Array {
 }
 
 export async function syncDir(dir: string): Promise<void> {
-  let handle: nodeFs.promises.FileHandle | undefined;
   try {
-    handle = await nodeFs.promises.open(dir, 'r');
-    await handle.sync();
+    await syncFile(dir);
   } catch (error) {
     // A directory removed meanwhile has nothing left to make durable.
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/** fsync what is already at `file` (a file written by someone else, or a directory), by its path. */
+export async function syncFile(file: string): Promise<void> {
+  const handle = await nodeFs.promises.open(file, 'r');
+  try {
+    await handle.sync();
   } finally {
-    await handle?.close();
+    await handle.close();
   }
 }
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import git from 'isomorphic-git';
-import { DurableFs, syncDir } from './durable-fs';
+import { DurableFs, syncDir, syncFile } from './durable-fs';
 import type { ObjectStore } from './objects';
 
 /**
@@ -199,7 +199,7 @@ async function packWithGit(
     base = path.join(packDir, `pack-${name}`);
     for (const ext of ['.pack', '.idx']) {
       await fs.promises.chmod(base + ext, OBJECT_MODE);
-      await fsyncFile(base + ext);
+      await syncFile(base + ext);
     }
     await syncDir(packDir);
     packed = parseShowIndex((await runGit(gitdir, ['show-index'], await fs.promises.readFile(`${base}.idx`))).toString('utf8'));
@@ -286,15 +286,6 @@ function parseShowIndex(text: string): string[] {
     if (oid && /^[0-9a-f]{40}$/.test(oid)) oids.push(oid);
   }
   return oids;
-}
-
-async function fsyncFile(file: string): Promise<void> {
-  const handle = await fs.promises.open(file, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 /** A failure of the store's own disk (not of git): the fallback would fail the same way, so it is reported. */
