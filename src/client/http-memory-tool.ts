@@ -68,7 +68,17 @@ export function httpToolCaller(options: HttpMemoryToolOptions): (toolUse: unknow
   const doFetch = options.fetch ?? fetch;
   const retries = options.retries ?? 4;
   const maxDelay = options.maxRetryDelayMs ?? 5000;
-  return async (toolUse) => {
+  // One session's calls are sent one after the other, in the order they were made: a runner starts a
+  // turn's tool calls together, and over HTTP a later one could otherwise overtake an earlier one (a view
+  // answered before the delete the model asked for first), which a local memory tool never does.
+  let previous: Promise<unknown> = Promise.resolve();
+  return (toolUse) => {
+    const answer = previous.catch(() => undefined).then(() => send(toolUse));
+    previous = answer;
+    return answer;
+  };
+
+  async function send(toolUse: unknown): Promise<HttpToolCallAnswer> {
     const body = JSON.stringify({ tool_use: toolUse, session: options.session });
     for (let attempt = 0; ; attempt++) {
       let response: Response;
@@ -108,7 +118,7 @@ export function httpToolCaller(options: HttpMemoryToolOptions): (toolUse: unknow
       const applied = response.status >= 500 ? "the call may or may not have been applied; retrying the same tool_use id is safe" : "nothing was applied";
       throw new HttpMemoryToolError(`memgit server answered ${response.status}: ${message} (${applied})`, response.status, type);
     }
-  };
+  }
 }
 
 function sleep(ms: number): Promise<void> {
