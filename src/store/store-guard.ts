@@ -29,7 +29,10 @@ export async function inspectStoreDir(dir: string, create: boolean): Promise<Sto
   if (stat && !stat.isDirectory()) throw new NotAStoreError(`memgit: ${dir} is not a folder`);
   const gitdir = path.join(dir, '.git');
   const gitEntries = await fs.promises.readdir(gitdir).catch(() => null);
-  if (gitEntries !== null && gitEntries.length > 0) {
+  // A claim killed before its marker landed: `.git` holds nothing but memgit's own folder (git makes HEAD,
+  // config and objects; nothing else makes .git/memgit), so the folder is still a new store to claim.
+  const unfinishedClaim = gitEntries?.length === 1 && gitEntries[0] === 'memgit' && !fs.existsSync(markerPath(gitdir));
+  if (gitEntries !== null && gitEntries.length > 0 && !unfinishedClaim) {
     if (await hasMemgitConfig(gitdir)) return 'memgit';
     if (fs.existsSync(markerPath(gitdir))) {
       if (!create) throw new NotFinishedError(dir);
