@@ -175,6 +175,7 @@ export async function runFleetDrill(options: FleetDrillOptions): Promise<FleetDr
     const start = Date.now();
     const end = start + options.durationMs;
     const FAILOVER_WAIT_MS = 30_000;
+    const WARMUP_CAP_MS = 30_000;
     const killAt = start + Math.floor(options.durationMs / 3);
     const returnAt = start + Math.floor((options.durationMs * 3) / 5);
     const lastNode = new Map<string, string>();
@@ -228,6 +229,11 @@ export async function runFleetDrill(options: FleetDrillOptions): Promise<FleetDr
     };
     const chaos = (async () => {
       await sleep(Math.max(0, killAt - Date.now()));
+      // The kill waits until every node has acknowledged a call (each node's first call to a store clones
+      // it from the git server, which a loaded machine can make slow), so that the drill kills one node of
+      // a fleet that was serving, not the only node that had answered yet; at most WARMUP_CAP_MS.
+      while (Object.keys(perNodeBeforeKill).length < nodes.length && Date.now() < start + WARMUP_CAP_MS) await sleep(50);
+      const shift = Date.now() - killAt;
       const victimName = lastNode.get(stores[0]) ?? [...lastNode.values()][0];
       victim = nodes.find((n) => n.name === victimName) ?? nodes[0];
       victimStores = new Set([...lastNode.entries()].filter(([, n]) => n === victim!.name).map(([s]) => s));
@@ -238,7 +244,7 @@ export async function runFleetDrill(options: FleetDrillOptions): Promise<FleetDr
       // The node stays down until another node has answered for one of its stores (a loaded machine may
       // need longer than the plan's window for HAProxy's checks and a clone), or FAILOVER_WAIT_MS.
       while (failoverAt === null && Date.now() < killedAt + FAILOVER_WAIT_MS) await sleep(100);
-      await sleep(Math.max(0, returnAt - Date.now()));
+      await sleep(Math.max(0, returnAt + shift - Date.now()));
       const back = await startNode(victim.name, victim.port, victim.root, remote, options.mode, env);
       nodes[nodes.indexOf(victim)] = back;
       victim = back;
