@@ -15,13 +15,10 @@ import { type ContextEvent, formatContextEvent, formatMemoryCall, type MemoryCal
 export { formatContextEvent, formatMemoryCall };
 export type { ContextEvent, MemoryCall };
 
-/** The model `memgit chat` uses unless --model or MEMGIT_MODEL says otherwise. */
-export const DEFAULT_MODEL = 'claude-sonnet-5-5';
-export const DEFAULT_MAX_TOKENS = 4096;
+import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, MIN_COMPACTION_TRIGGER } from './chat-defaults';
+export { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, MIN_COMPACTION_TRIGGER };
 export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
 export const COMPACTION_BETA = 'compact-2026-01-12';
-/** The API refuses a compaction trigger below this many input tokens. */
-export const MIN_COMPACTION_TRIGGER = 50_000;
 
 /**
  * Context editing as the memory-tool documentation pairs it: once the prompt grows past the trigger, old

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, MIN_COMPACTION_TRIGGER } from '../agent/chat-session';
+import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, MIN_COMPACTION_TRIGGER } from '../agent/chat-defaults';
 import { DEFAULT_DEMO_DIR } from '../agent/demo/defaults';
 import { COMPACTED_SESSION, INJECTED_SESSION, INJECTED_TOOL_USE_ID } from '../agent/demo/transcript';
 import { runProgram } from '../cli/program';

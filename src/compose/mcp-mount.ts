@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { createMcpHttpHandler, type McpTarget } from '../mcp/http';
+import type { McpHttpHandler, McpTarget } from '../mcp/http';
 import type { StoreAccess } from '../mcp/store-access';
 import type { ServerAppOptions } from '../server/app';
 import type { MemoryStore } from '../store';
@@ -30,7 +30,10 @@ export function mcpMount(limits: McpMountLimits): { mount: NonNullable<ServerApp
   type Refuse = (args: unknown, store: MemoryStore) => Promise<string | null>;
   type McpRequest = Request & { memgitMcpTarget?: McpTarget; memgitMcpRefuse?: Refuse };
   let keyIsLive: (id: string) => Promise<boolean> = async () => true;
-  const handler = createMcpHttpHandler<McpRequest>({
+  // The MCP SDK is loaded, and the handler made, on the first request to an MCP endpoint: a server that
+  // no MCP client talks to starts without it (about a fifth of its start-up).
+  let made: McpHttpHandler<McpRequest> | null = null;
+  const handler = (): McpHttpHandler<McpRequest> => (made ??= (require('../mcp/http') as typeof import('../mcp/http')).createMcpHttpHandler<McpRequest>({
     resolveTarget: async (req) => req.memgitMcpTarget ?? null,
     maxSessions: limits.maxSessions,
     maxSessionsPerOwner: limits.maxSessionsPerOwner,
@@ -39,7 +42,7 @@ export function mcpMount(limits: McpMountLimits): { mount: NonNullable<ServerApp
     // The session's key (its owner: no other key reaches it) goes on every commit it makes.
     sessionOptions: (req) => ({ key: req.memgitKey?.id, review: req.memgitKey?.review, refuse: req.memgitMcpRefuse }),
     log: limits.log,
-  });
+  }));
   return {
     mount: (app, { authorizer, registry, rateLimit, jsonBody, fleet }) => {
       keyIsLive = (id) => authorizer.keyIsLive(id);
@@ -83,12 +86,12 @@ export function mcpMount(limits: McpMountLimits): { mount: NonNullable<ServerApp
             if (!ok) return next(new StoreNotFoundError(id));
             req.memgitMcpTarget = { storeId: id, owner: key.id, use: storeAccess(id, key) };
             req.memgitMcpRefuse = room(id);
-            handler(req, res, next);
+            handler()(req, res, next);
           }, next);
         },
       );
     },
-    close: () => handler.close(),
+    close: async () => made?.close(),
   };
 }
 

@@ -1,8 +1,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { startDream, DEFAULT_DREAM_MODEL } from '../dream';
 import { checkDreamRequest, type DreamRecord, type MemoryStore } from '../store';
 import type { StoreRegistry } from '../tenancy/registry';
 import { HttpError } from './errors';
+
+/** The dream runner and the SDK under it, loaded when a dream is started: most servers never start one. */
+const dreams = (): typeof import('../dream') => require('../dream') as typeof import('../dream');
 
 /**
  * Dreams on `memgit server` (issue 28, docs/dreams.md): background jobs, at most `maxConcurrent` on the
@@ -40,7 +42,7 @@ export class DreamJobs {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request_error', 'the body must be a JSON object {"inputs": [...], "model": "...", "instructions": "..."}');
     const extra = Object.keys(body).filter((k) => !FIELDS.has(k));
     if (extra.length) throw new HttpError(400, 'invalid_request_error', `unknown field ${JSON.stringify(extra[0].slice(0, 64))}`);
-    const model = body.model === undefined ? DEFAULT_DREAM_MODEL : body.model;
+    const model = body.model === undefined ? dreams().DEFAULT_DREAM_MODEL : body.model;
     const checked = checkDreamRequest({ inputs: (body.inputs ?? []) as never, model: model as string, instructions: (body.instructions ?? null) as string | null });
     if (this.closed) throw new HttpError(503, 'overloaded_error', 'the server is shutting down');
     if (this.running.size + this.reserved >= this.options.maxConcurrent) {
@@ -54,9 +56,9 @@ export class DreamJobs {
     };
     return new Promise<DreamRecord>((resolve, reject) => {
       const job = registry.use(storeId, { create: false }, async (store) => {
-        let started: Awaited<ReturnType<typeof startDream>>;
+        let started: Awaited<ReturnType<typeof import('../dream').startDream>>;
         try {
-          started = await startDream(store, this.options.client(), {
+          started = await dreams().startDream(store, this.options.client(), {
             sessions: checked.inputs.flatMap((i) => i.session_ids),
             instructions: checked.instructions ?? null,
             model: checked.model,

@@ -41,7 +41,8 @@ export function makeTempDir(prefix = 'memgit-test-'): string {
 }
 
 export function removeDir(dir: string): void {
-  fs.rmSync(dir, { recursive: true, force: true });
+  // Retried (ENOTEMPTY, EBUSY): a process a test started may still be finishing a write inside when it ends.
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 }
 
 /** The normalised virtual path the spec records in trailers: one trailing `/` dropped, then NFC. */

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { proposedWrite, detectWrite, detectWriteWithSecrets, type Detection, type ProposedWrite } from '../../detect';
+import type { Detection, ProposedWrite } from '../../detect';
 import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import type { CommandOutcome } from '../../contract/types';
 import { CommitMeta, oneLine, parseCommitMessage } from '../commit-message';
@@ -16,6 +16,12 @@ import { archiveRef, branchRef, dreamRef, dreamReviewId, dreamSession, REVIEW_ID
 import { DEFAULT_POLICY, policyFile, readPolicyRecord, updatedRecord, writePolicyRecord, type PolicyRecord, type PolicyUpdate, type ReviewPolicy } from './policy';
 import type { ReviewPort } from './port';
 import { dreamBranches, readRef, reviewArchives, reviewBranches } from './refs';
+
+/**
+ * The detectors, loaded on first use: only a store whose review policy is `flagged` runs them, on a write
+ * or a review's page, and every `memgit` command would otherwise pay for loading their rules at start.
+ */
+const detectors = (): typeof import('../../detect') => require('../../detect') as typeof import('../../detect');
 
 /**
  * Review before trust (issue 27). A write the store's policy holds is committed, through the one write
@@ -237,7 +243,7 @@ export async function showReview(port: ReviewPort, id: string): Promise<ReviewDe
   for (const call of review.calls) {
     const files = await callFiles(port, call);
     const write: ProposedWrite = { command: (call.command ?? 'create') as ProposedWrite['command'], path: call.path ?? '/memories', ...(call.newPath ? { newPath: call.newPath } : {}), files };
-    const detection = await detectWriteWithSecrets(write, (text) => port.scanSecrets(text), { secretsHold: policy.secretsHold, personalData: policy.personalData });
+    const detection = await detectors().detectWriteWithSecrets(write, (text) => port.scanSecrets(text), { secretsHold: policy.secretsHold, personalData: policy.personalData });
     calls.push({ ...call, files, detection, applies: applies ? (applies.get(call.commit) ?? false) : null });
   }
   return { ...review, calls };
@@ -502,9 +508,10 @@ export class ReviewGate {
    * Should this write (the contract's outcome, `before` reading the memory before it) be held? `all`
    * holds every write; `flagged` runs the detectors (the rules, and the secret scanner when secrets hold).
    */
-  async holds(policy: ReviewPolicy, outcome: CommandOutcome, before: Parameters<typeof proposedWrite>[1]): Promise<Detection | true | null> {
+  async holds(policy: ReviewPolicy, outcome: CommandOutcome, before: Parameters<typeof import('../../detect').proposedWrite>[1]): Promise<Detection | true | null> {
     if (policy.review === 'off') return null;
     if (policy.review === 'all') return true;
+    const { proposedWrite, detectWrite, detectWriteWithSecrets } = detectors();
     const write = await proposedWrite(outcome, before);
     const detection = policy.secretsHold
       ? await detectWriteWithSecrets(write, (text) => this.port.scanSecrets(text), { secretsHold: true, personalData: policy.personalData })
