@@ -30,6 +30,11 @@ export interface MemgitServerOptions extends Omit<StartServerOptions, 'ui'> {
   cacheBytes?: number;
   /** The audit UI and read API (default: memgit's web UI); false serves neither. */
   ui?: StoreUi | false;
+  /**
+   * Dreams running at once on the server, all stores together (default 2; a start over it is answered
+   * 429). Ignored when `dreams` is handed in (its own bound holds).
+   */
+  maxDreams?: number;
   /** Where MCP reports what it could not tell a client (default: stderr, `memgit: mcp: …`). */
   log?: (message: string) => void;
 }
@@ -43,6 +48,8 @@ export async function startMemgitServer(options: MemgitServerOptions): Promise<R
   const token = options.operatorToken ?? newOperatorToken();
   const problem = tokenProblem(token);
   if (problem) throw new TypeError(`operatorToken: ${problem}`);
+  const maxDreams = options.maxDreams ?? SERVER_DEFAULTS.maxDreams;
+  if (!Number.isSafeInteger(maxDreams) || maxDreams < 1) throw new TypeError(`maxDreams: expected a positive integer, got ${JSON.stringify(options.maxDreams)}`);
   const host = options.host ?? SERVER_DEFAULTS.host;
   // One budget for the caches of every open store and of its audit UI: memory does not grow with the
   // number of stores one key opens (docs/reliability.md has the whole bound).
@@ -71,7 +78,7 @@ export async function startMemgitServer(options: MemgitServerOptions): Promise<R
       ui,
       mount,
       // Dreams run in the background, the SDK's client made from the environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
-      dreams: options.dreams ?? new DreamJobs({ client: () => new (require('@anthropic-ai/sdk') as typeof import('@anthropic-ai/sdk')).default(), maxConcurrent: SERVER_DEFAULTS.maxDreams }),
+      dreams: options.dreams ?? new DreamJobs({ client: () => new (require('@anthropic-ai/sdk') as typeof import('@anthropic-ai/sdk')).default(), maxConcurrent: maxDreams }),
       stores: { ...options.stores, storeOptions: { cacheBudget, ...options.stores?.storeOptions } },
     });
   } catch (error) {
