@@ -150,3 +150,56 @@ test('startMemgitServer takes the same bound (maxDreams) and refuses a bad one',
     else process.env.ANTHROPIC_BASE_URL = saved.url;
   }
 });
+
+test('under memgit server, "Start a dream" in a store\'s UI is one of the server\'s dream jobs: within --max-dreams, 429 on the form beyond it', async () => {
+  const token = 'max-dreams-ui-operator-token-0123456789';
+  const reader = makeKey(root, 'acme-*', 'read');
+  const operator = makeKey(root, 'acme-*', 'operator');
+  server = await spawnServer(root, ['--max-dreams', '1'], { ...process.env, MEMGIT_TOKEN: token, ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key', ANTHROPIC_BASE_URL: apiUrl });
+  const url = server.url;
+  const basic = `Basic ${Buffer.from(`me:${reader.key}`).toString('base64')}`;
+  const jar = new Map<string, string>();
+  const request = async (urlPath: string, form?: Record<string, string>) => {
+    const response = await fetch(`${url}${urlPath}`, {
+      method: form ? 'POST' : 'GET',
+      redirect: 'manual',
+      headers: { authorization: basic, origin: url, cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+    }
+    return { status: response.status, location: response.headers.get('location'), text: await response.text() };
+  };
+  const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)![1];
+  const anonymous = await request('/stores/acme-3/dreams/new');
+  expect(anonymous.status).toBe(303);
+  expect(anonymous.location).toBe('/stores/acme-3/login?next=%2Fdreams%2Fnew');
+  const login = await request(anonymous.location!);
+  const loggedIn = await request('/stores/acme-3/login', { _csrf: csrfOf(login.text), next: '/dreams/new', operator: 'ci', token });
+  expect(loggedIn.location).toBe('/stores/acme-3/dreams/new');
+  const form = await request(loggedIn.location!);
+  expect(form.status).toBe(200);
+  expect(form.text).toContain('action="/stores/acme-3/dreams"');
+  const started = await request('/stores/acme-3/dreams', { _csrf: csrfOf(form.text), sessions: 'sess_a', instructions: 'from the UI' });
+  expect(started.status).toBe(303);
+  const id = /^\/stores\/acme-3\/dreams\/(drm_[0-9a-f]{24})$/.exec(started.location!)![1];
+  while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  // The server's bound holds for the UI too: another store's form is answered 429, and nothing starts there.
+  const other = await request('/stores/acme-1/dreams/new');
+  expect(other.status).toBe(200);
+  const over = await request('/stores/acme-1/dreams', { _csrf: csrfOf(other.text), sessions: '' });
+  expect(over.status).toBe(429);
+  expect(over.text).toContain('1 dream(s) are running on this server, its bound (memgit server --max-dreams 1)');
+  const before = (await (await fetch(`${url}/api/v1/stores/acme-1/dreams`, { headers: { authorization: `Bearer ${operator.key}` } })).json()) as { data: unknown[] };
+  held.shift()!();
+  const done = await until(`${url}/api/v1/stores/acme-3/dreams/${id}`, operator.key, 'completed');
+  expect(done.instructions).toBe('from the UI');
+  const after = (await (await fetch(`${url}/api/v1/stores/acme-1/dreams`, { headers: { authorization: `Bearer ${operator.key}` } })).json()) as { data: unknown[] };
+  expect(after.data).toEqual(before.data);
+  const page = await request(`/stores/acme-3/dreams/${id}`);
+  expect(page.text).toMatch(/Status<\/dt><dd>completed/);
+  expect(await server.stop()).toBe(0);
+  server = undefined;
+});
