@@ -126,7 +126,7 @@ export interface DemoService {
       onMemoryCall: (call: MemoryCall) => void;
       onContextEvent: (event: ContextEvent) => void;
     },
-  ): Promise<{ millis: number; sessions: unknown[]; commits: number }>;
+  ): Promise<{ millis: number; sessions: unknown[]; commits: number; dream: { id: string; outputs: Array<{ review_id: string; files_touched: string[] }> } | null }>;
 }
 
 /** `memgit sandbox`: a scripted stand-in for the Messages API on loopback. */
