@@ -36,6 +36,7 @@ export interface ServerService {
     maxStoresPerKey: number;
     maxStoreBytes: number;
     cacheBytes: number;
+    maxDreams: number;
   };
   start(options: ServerStart): Promise<{ url: string; close(): Promise<void> }>;
 }
@@ -52,6 +53,8 @@ export interface ServerStart {
   guardProcess: boolean;
   mcp: { maxSessions: number; sessionsPerKey: number };
   cacheBytes: number;
+  /** Dreams running at once, all stores together. */
+  maxDreams: number;
   stores: { maxOpen: number; idleMs: number; maxQueue: number; maxStoresPerKey: number; maxStoreBytes: number };
   /** A node of a fleet (docs/fleet.md): its name, the git server's URL template, the token's variable, the ack mode. */
   fleet?: { node: string; remote: string; tokenEnv: string | null; ack: 'replicated' | 'local' };
@@ -123,7 +126,7 @@ export interface DemoService {
       onMemoryCall: (call: MemoryCall) => void;
       onContextEvent: (event: ContextEvent) => void;
     },
-  ): Promise<{ millis: number; sessions: unknown[]; commits: number }>;
+  ): Promise<{ millis: number; sessions: unknown[]; commits: number; dream: { id: string; outputs: Array<{ review_id: string; files_touched: string[] }> } | null }>;
 }
 
 /** `memgit sandbox`: a scripted stand-in for the Messages API on loopback. */

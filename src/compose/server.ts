@@ -4,6 +4,8 @@ import { DEFAULT_BODY_BUDGET } from '../server/body-budget';
 import { DreamJobs } from '../server/dreams';
 import { RunningMemgitServer, startServer, StartServerOptions } from '../server/server';
 import { CacheBudget } from '../store';
+import type { StoreRegistry } from '../tenancy/registry';
+import { hasAnthropicKey, NO_API_KEY_MESSAGE, type UiDreams } from '../web/routes/dream-actions';
 import { SERVER_DEFAULTS } from './limits';
 import { mcpMount } from './mcp-mount';
 import { storeUi } from './store-ui';
@@ -30,6 +32,11 @@ export interface MemgitServerOptions extends Omit<StartServerOptions, 'ui'> {
   cacheBytes?: number;
   /** The audit UI and read API (default: memgit's web UI); false serves neither. */
   ui?: StoreUi | false;
+  /**
+   * Dreams running at once on the server, all stores together (default 2; a start over it is answered
+   * 429). Ignored when `dreams` is handed in (its own bound holds).
+   */
+  maxDreams?: number;
   /** Where MCP reports what it could not tell a client (default: stderr, `memgit: mcp: …`). */
   log?: (message: string) => void;
 }
@@ -43,11 +50,26 @@ export async function startMemgitServer(options: MemgitServerOptions): Promise<R
   const token = options.operatorToken ?? newOperatorToken();
   const problem = tokenProblem(token);
   if (problem) throw new TypeError(`operatorToken: ${problem}`);
+  const maxDreams = options.maxDreams ?? SERVER_DEFAULTS.maxDreams;
+  if (!Number.isSafeInteger(maxDreams) || maxDreams < 1) throw new TypeError(`maxDreams: expected a positive integer, got ${JSON.stringify(options.maxDreams)}`);
   const host = options.host ?? SERVER_DEFAULTS.host;
   // One budget for the caches of every open store and of its audit UI: memory does not grow with the
   // number of stores one key opens (docs/reliability.md has the whole bound).
   const cacheBudget = new CacheBudget(options.cacheBytes ?? SERVER_DEFAULTS.cacheBytes);
-  const ui = options.ui === false ? undefined : (options.ui ?? storeUi(token, [host, ...(options.allowedHosts ?? [])], cacheBudget));
+  // Dreams run in the background, the SDK's client made from the environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
+  const dreams = options.dreams ?? new DreamJobs({ client: () => new (require('@anthropic-ai/sdk') as typeof import('@anthropic-ai/sdk')).default(), maxConcurrent: maxDreams });
+  // The UI's "Start a dream" is one of those jobs: the same bound, the store held open while it runs.
+  let registry: StoreRegistry | null = null;
+  const uiDreams: UiDreams = {
+    // Dream jobs handed in carry their own client; the server's own make it from the environment.
+    unavailable: () => (options.dreams || hasAnthropicKey() ? null : NO_API_KEY_MESSAGE),
+    start: async (_store, storeId, request) => {
+      if (!registry || storeId === null) throw new Error('memgit: the server is not serving stores yet');
+      const inputs = request.sessions.length ? [{ type: 'sessions', session_ids: request.sessions }] : [];
+      return dreams.start(registry, storeId, { inputs, model: request.model, instructions: request.instructions });
+    },
+  };
+  const ui = options.ui === false ? undefined : (options.ui ?? storeUi(token, [host, ...(options.allowedHosts ?? [])], cacheBudget, uiDreams));
   const log = options.log ?? ((message: string) => process.stderr.write(`memgit: mcp: ${message}\n`));
   const mcp =
     options.mcp === false
@@ -70,14 +92,14 @@ export async function startMemgitServer(options: MemgitServerOptions): Promise<R
       host,
       ui,
       mount,
-      // Dreams run in the background, the SDK's client made from the environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
-      dreams: options.dreams ?? new DreamJobs({ client: () => new (require('@anthropic-ai/sdk') as typeof import('@anthropic-ai/sdk')).default(), maxConcurrent: SERVER_DEFAULTS.maxDreams }),
+      dreams,
       stores: { ...options.stores, storeOptions: { cacheBudget, ...options.stores?.storeOptions } },
     });
   } catch (error) {
     await mcp?.close();
     throw error;
   }
+  registry = server.registry;
   let closing: Promise<void> | null = null;
   return {
     ...server,

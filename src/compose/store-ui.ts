@@ -3,6 +3,7 @@ import express, { RequestHandler } from 'express';
 import type { StoreUi } from '../server/app';
 import type { CacheBudget } from '../store';
 import { createApp, createViews, findViewsDir } from '../web/app';
+import type { UiDreams } from '../web/routes/dream-actions';
 import { operatorRoutes } from '../web/routes/operator';
 import { hostCheck, securityHeaders } from '../web/security';
 
@@ -11,7 +12,7 @@ import { hostCheck, securityHeaders } from '../web/security';
  * mounts under /stores/{id}/ and serves as its read API (the UI's JSON twins). Composed here, so that
  * the server edge never imports the web edge.
  */
-export function storeUi(token: string, allowedHosts: string[], cacheBudget?: CacheBudget): StoreUi {
+export function storeUi(token: string, allowedHosts: string[], cacheBudget?: CacheBudget, dreams?: UiDreams): StoreUi {
   // One operator module for every store: one operator login (cookie) is valid across the stores. Failed
   // logins count per key (every request here carries one): one key cannot lock out another key or the
   // operator. (Operator keys roll back through the server's own API, which takes no login.)
@@ -19,6 +20,8 @@ export function storeUi(token: string, allowedHosts: string[], cacheBudget?: Cac
     token,
     failureKey: (req) => (req.memgitKey ? `key:${req.memgitKey.id}` : `address:${req.socket.remoteAddress ?? 'unknown'}`),
     keyOf: (req) => req.memgitKey?.id,
+    // "Start a dream" in a store's UI runs as one of the server's dream jobs (within --max-dreams).
+    dreams,
   });
   const viewsDir = findViewsDir();
   const views = createViews(viewsDir);

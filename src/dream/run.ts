@@ -154,13 +154,13 @@ async function runDream(store: MemoryStore, client: Anthropic, dream: DreamRecor
       const now = store.recordDreamTurn(id, message.usage as unknown as Record<string, number>);
       options.onTurn?.(now, message);
       if (now.usage.input_tokens + now.usage.output_tokens > budget) {
-        return await store.finishDream(id, 'failed', { type: 'budget_exceeded', message: `the dream used ${now.usage.input_tokens + now.usage.output_tokens} tokens, over its budget of ${budget}` });
+        return await store.finishDream(id, 'failed', { type: 'budget_exceeded', message: `the dream used ${now.usage.input_tokens + now.usage.output_tokens} tokens, over its budget of ${budget}; the calls of its last reply did not run` });
       }
       // Leaving the loop here stops the runner before this reply's tool calls run: cancel takes effect at this turn.
       if (store.dreamCancelRequested(id)) return await store.finishDream(id, 'canceled');
     }
     if (last && last.stop_reason === 'tool_use') {
-      return await store.finishDream(id, 'failed', { type: 'budget_exceeded', message: `the dream still wanted tools after ${maxTurns} turns (its budget of turns)` });
+      return await store.finishDream(id, 'failed', { type: 'budget_exceeded', message: `the dream still wanted tools after ${maxTurns} turns (its budget of turns, --max-turns); the calls of its last turn ran, and no further request was sent` });
     }
     return await store.finishDream(id, 'completed');
   } catch (error) {

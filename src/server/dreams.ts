@@ -46,7 +46,7 @@ export class DreamJobs {
     const checked = checkDreamRequest({ inputs: (body.inputs ?? []) as never, model: model as string, instructions: (body.instructions ?? null) as string | null });
     if (this.closed) throw new HttpError(503, 'overloaded_error', 'the server is shutting down');
     if (this.running.size + this.reserved >= this.options.maxConcurrent) {
-      throw new HttpError(429, 'rate_limit_error', `${this.options.maxConcurrent} dream(s) are running on this server (its bound); try again later`);
+      throw new HttpError(429, 'rate_limit_error', `${this.options.maxConcurrent} dream(s) are running on this server, its bound (memgit server --max-dreams ${this.options.maxConcurrent}); try again when one has ended`);
     }
     this.reserved += 1;
     let reservedHeld = true;

@@ -16,6 +16,8 @@ export interface Page<M extends object = object> {
   load: (req: Request, ctx: AuditContext) => Promise<M>;
   /** The document title, from the model. */
   title: (model: M) => string;
+  /** A request this page leaves to the routes after it (e.g. `/dreams/new`, the operator's form, under `/dreams/:id`). */
+  skip?: (req: Request) => boolean;
 }
 
 /** What every page of one app says about where it is served (the layout's title and header, the login page). */
@@ -36,12 +38,14 @@ export interface WebDeps {
 export type RouteModule = (router: Router, deps: WebDeps) => void;
 
 export function registerPage<M extends object>(router: Router, deps: WebDeps, page: Page<M>): void {
-  router.get(page.path, async (req, res) => {
+  router.get(page.path, async (req, res, next) => {
+    if (page.skip?.(req)) return next();
     const model = await page.load(req, deps.ctx);
     const view = typeof page.view === 'string' ? page.view : page.view(model);
     renderHtml(res, deps, view, { ...model, title: page.title(model) }, req);
   });
-  router.get(`/api${page.path === '/' ? '' : page.path}`, async (req, res) => {
+  router.get(`/api${page.path === '/' ? '' : page.path}`, async (req, res, next) => {
+    if (page.skip?.(req)) return next();
     res.json(await page.load(req, deps.ctx));
   });
 }

@@ -21,7 +21,9 @@ it('holds the planted fact for review; approving the other calls keeps it off ma
   const base = makeTempDir('memgit-demo-review-');
   const dir = path.join(base, 'demo');
   try {
-    await buildDemoStore(dir, { review: 'flagged' }); // verify: every tool_result as recorded
+    const built = await buildDemoStore(dir, { review: 'flagged' }); // verify: every tool_result as recorded
+    // The demo's dream is written against the recording's main: not run when a policy held part of it.
+    expect(built.dream).toBeNull();
     expect(git(dir, 'log', '-S', 'pre-approved', '--format=%s', 'main')).toBe('');
     const store = await MemoryStore.open(dir, { log: () => undefined, replicate: false });
     try {

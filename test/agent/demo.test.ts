@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildDemoStore, DemoBuildResult } from '../../src/agent/demo/build';
 import { RECORDED_TOOL_RESULTS } from '../../src/agent/demo/tool-results';
+import { DEMO_DREAM, DREAM_BILLING_CALL, DREAM_SETUP_CALL } from '../../src/agent/demo/dream';
 import { COMPACTED_SESSION, COMPACTION_SUMMARY, DEMO_SESSIONS, INJECTED_SESSION, INJECTED_TOOL_USE_ID, sessionStart } from '../../src/agent/demo/transcript';
 import { NotAStoreError } from '../../src/store/errors';
 import { MemoryStore } from '../../src/store/memory-store';
@@ -157,7 +158,10 @@ test('the store carries the conversations\' recorded times, not the time of the 
   const opened = await MemoryStore.open(store, { create: false, log: () => undefined });
   try {
     const logTimes = (await opened.callLog.read()).map((c) => [c.id, c.time / 1000]);
-    expect(logTimes).toEqual([...recordedAt.entries()]);
+    // Then the dream's memory calls (on its branch), at the times of its replies.
+    const dreamCalls = DEMO_DREAM.replies.flatMap((r) => r.content.flatMap((b) => (b.type === 'tool_use' && b.name === 'memory' ? [[b.id, Date.parse(r.at) / 1000]] : [])));
+    expect(dreamCalls).toHaveLength(5);
+    expect(logTimes).toEqual([...recordedAt.entries(), ...dreamCalls]);
     const compacted = DEMO_SESSIONS.find((s) => s.id === COMPACTED_SESSION)!.replies.find((r) => r.content.some((b) => b.type === 'compaction'))!;
     for (const event of await opened.timeline.forSession(COMPACTED_SESSION)) expect(event.time).toBe(Date.parse(compacted.at));
   } finally {
@@ -184,6 +188,30 @@ test('the store carries the conversations\' recorded times, not the time of the 
       'D\t/memories/customers/acme-logistics/webhook-signature-fix.md\n',
   );
   expect(cli('cat', '/memories/customers/acme-logistics/profile.md', '--at', '2026-11-30T09:00Z').stdout).not.toContain('pre-approved');
+});
+
+test('after the sessions, a scripted dream tidied the memory on its branch: main untouched, its result a pending review', async () => {
+  const dream = built.dream!;
+  expect(dream).toMatchObject({ status: 'completed', error: null, instructions: DEMO_DREAM.instructions, created_at: DEMO_DREAM.start, ended_at: DEMO_DREAM.replies.at(-1)!.at });
+  expect(dream.inputs).toEqual([{ type: 'sessions', session_ids: DEMO_SESSIONS.map((s) => s.id) }]);
+  const branch = `refs/heads/dream/${dream.id}`;
+  expect(dream.outputs).toEqual([{ type: 'review', review_id: expect.stringMatching(/^rv_[0-9a-f]{16}$/), branch, files_touched: ['/memories/customers/acme-logistics/profile.md', '/memories/customers/acme-logistics/setup.md'] }]);
+  // Its two writes, one commit each on its branch, at the recorded time; main still has the planted terms.
+  expect(git(['log', '--format=%s %at', `main..${branch}`], store).trim().split('\n')).toEqual([DREAM_SETUP_CALL, DREAM_BILLING_CALL].map((id) => `${id} ${Date.parse(DEMO_DREAM.replies[3].at) / 1000}`));
+  expect(git(['show', `${branch}:memories/customers/acme-logistics/profile.md`], store)).not.toContain('pre-approved');
+  expect(git(['show', 'main:memories/customers/acme-logistics/profile.md'], store)).toContain('pre-approved');
+  // It read the three sessions through session_read (the scripted reply's calls were answered, none refused).
+  const opened = await MemoryStore.open(store, { log: () => undefined, replicate: false });
+  try {
+    const review = (await opened.reviews()).find((r) => r.id === dream.outputs[0].review_id)!;
+    expect(review).toMatchObject({ state: 'pending', dream: dream.id });
+    const detail = await opened.review(review.id);
+    expect(detail.calls.map((c) => [c.toolUseId, c.applies])).toEqual([[DREAM_BILLING_CALL, true], [DREAM_SETUP_CALL, true]]);
+    expect(opened.dreams().map((d) => d.id)).toEqual([dream.id]);
+  } finally {
+    await opened.close();
+  }
+  expect(report.fsckCode).toBe(0);
 });
 
 test('a rebuild replaces an earlier demo store, and a folder the demo did not build is refused untouched', async () => {
@@ -224,6 +252,14 @@ test('`memgit demo` (npm start) builds the store, prints the log and the injecte
     expect(stdout).not.toContain('error: Error:');
     expect(stdout).toMatch(new RegExp(`^[0-9a-f]{12}  \\S+  ${INJECTED_SESSION}  insert /memories/customers/acme-logistics/profile\\.md  ${INJECTED_TOOL_USE_ID}$`, 'm'));
     expect(stdout).not.toContain('[stderr]');
+    const dreamId = /A dream \((drm_[0-9a-f]{24}), scripted\) then read the three sessions/.exec(stdout)![1];
+    const reviewId = /waits as review (rv_[0-9a-f]{16}) \(2 files; the UI's Dreams page shows both\)/.exec(stdout)![1];
+    const dreams = await (await fetch(`${url}/dreams`)).text();
+    expect(dreams).toContain(`href="/dreams/${dreamId}"`);
+    const dreamPage = await (await fetch(`${url}/dreams/${dreamId}`)).text();
+    expect(dreamPage).toMatch(/Status<\/dt><dd>completed/);
+    expect(dreamPage).toContain(`href="/reviews/${reviewId}"`);
+    expect(await (await fetch(`${url}/reviews/${reviewId}`)).text()).toContain(`href="/dreams/${dreamId}"`);
     const page = await fetch(`${url}/commits/${INJECTED_TOOL_USE_ID}`);
     expect(page.status).toBe(200);
     const html = await page.text();

@@ -48,6 +48,34 @@ afterAll(async () => {
   dirs.forEach(removeDir);
 });
 
+it('memgit dream --max-turns 1: the dream fails over its budget of turns, exit 1, saying what stays on its branch; main untouched; a bad value is exit 64', async () => {
+  const repo = await seededStore();
+  const server = await ScriptedServer.start([
+    { content: [{ type: 'tool_use', id: 'toolu_m1', name: 'memory', input: { command: 'create', path: '/memories/merged.md', file_text: '- Tea: black\n' } }] },
+    { content: [{ type: 'text', text: 'never asked for' }] },
+  ]);
+  closers.push(() => server.close());
+  const head = git(repo, 'rev-parse', 'HEAD').trim();
+  const run = await runCli(['dream', '--repo', repo, '--session', 'sess_a', '--model', 'claude-test-model', '--max-turns', '1', '--json'], { env: apiEnv(server.url) });
+  expect(run.code).toBe(1);
+  const dream = JSON.parse(run.stdout);
+  expect(dream).toMatchObject({ status: 'failed', outputs: [], error: { type: 'budget_exceeded' } });
+  expect(dream.error.message).toContain('still wanted tools after 1 turns (its budget of turns, --max-turns)');
+  expect(dream.error.message).toContain(`The 1 call(s) it wrote (1 file(s)) stay on its branch refs/heads/dream/${dream.id}, which is not a review`);
+  expect(server.messageRequests).toHaveLength(1);
+  expect(git(repo, 'rev-parse', 'HEAD').trim()).toBe(head);
+  expect(git(repo, 'show', `refs/heads/dream/${dream.id}:memories/merged.md`)).toBe('- Tea: black\n');
+  const shown = await runCli(['dream', 'show', dream.id, '--repo', repo], { env: cliEnv() });
+  expect(shown.stdout).toContain('failed');
+  expect(shown.stdout).toContain('budget_exceeded');
+  for (const bad of ['0', 'many']) {
+    const refused = await runCli(['dream', '--repo', repo, '--session', 'sess_a', '--max-turns', bad], { env: apiEnv(server.url) });
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toContain("option '--max-turns <n>' argument");
+  }
+  expect(server.messageRequests).toHaveLength(1);
+});
+
 it('memgit dream runs to completion, prints the dream object, and its review is approved', async () => {
   const repo = await seededStore();
   const server = await ScriptedServer.start([

@@ -179,6 +179,54 @@ describe('dreams (library)', () => {
     expect((await store.reviews()).some((r) => r.dream === dream.id)).toBe(false);
   });
 
+  it('a dream over its budget of turns ends failed with a clear error; main is untouched and what it wrote stays on its branch, said so', async () => {
+    const server = await scripted([
+      { content: [toolUse('toolu_t1', 'memory', { command: 'create', path: '/memories/t1.md', file_text: 'one\n' })] },
+      { content: [toolUse('toolu_t2', 'memory', { command: 'create', path: '/memories/t2.md', file_text: 'two\n' })] },
+      { content: [{ type: 'text', text: 'never asked for' }] },
+    ]);
+    const mainBefore = git(dir, 'rev-parse', 'refs/heads/main').trim();
+    const { dream, done } = await startDream(store, clientOf(server), { sessions: ['sess_one'], model: 'claude-test-model', maxTurns: 2 });
+    const ended = await done;
+    expect(ended.status).toBe('failed');
+    expect(ended.error?.type).toBe('budget_exceeded');
+    expect(ended.error?.message).toContain('still wanted tools after 2 turns (its budget of turns, --max-turns)');
+    // The calls of its last turn ran; no third request was sent.
+    expect(server.messageRequests).toHaveLength(2);
+    expect(ended.error?.message).toContain('the calls of its last turn ran');
+    expect(ended.error?.message).toContain(`The 2 call(s) it wrote (2 file(s)) stay on its branch refs/heads/dream/${dream.id}, which is not a review`);
+    expect(ended.error?.message).toContain('main is untouched');
+    expect(ended.memgit.turns).toBe(2);
+    expect(ended.outputs).toEqual([]);
+    expect(ended.ended_at).not.toBeNull();
+    // Main did not move; the branch holds both calls, one commit each, named by their tool_use ids.
+    expect(git(dir, 'rev-parse', 'refs/heads/main').trim()).toBe(mainBefore);
+    expect(git(dir, 'log', '--format=%s', `${mainBefore}..refs/heads/dream/${dream.id}`).split('\n').filter(Boolean)).toEqual(['toolu_t2', 'toolu_t1']);
+    expect(git(dir, 'show', `refs/heads/dream/${dream.id}:memories/t2.md`)).toBe('two\n');
+    // The command the error names works as it says.
+    const named = /`(git log -p [0-9a-f]{12}\.\.refs\/heads\/dream\/drm_[0-9a-f]{24})`/.exec(ended.error!.message)![1];
+    expect(git(dir, ...named.split(' ').slice(1))).toContain('+one');
+    // A failed dream is not a review, and the store takes a new dream.
+    expect((await store.reviews()).some((r) => r.dream === dream.id)).toBe(false);
+    expect(store.dream(dream.id)).toEqual(ended);
+  });
+
+  it('a dream over its budget of tokens ends failed before that reply\'s calls run; main and its branch are untouched', async () => {
+    const server = await scripted([
+      { content: [toolUse('toolu_k1', 'memory', { command: 'create', path: '/memories/k1.md', file_text: 'one\n' })] },
+      { content: [{ type: 'text', text: 'never asked for' }] },
+    ]);
+    const mainBefore = git(dir, 'rev-parse', 'refs/heads/main').trim();
+    const { dream, done } = await startDream(store, clientOf(server), { sessions: ['sess_one'], model: 'claude-test-model', tokenBudget: 1 });
+    const ended = await done;
+    expect(ended.status).toBe('failed');
+    expect(ended.error?.type).toBe('budget_exceeded');
+    expect(ended.error?.message).toMatch(/^the dream used \d+ tokens, over its budget of 1; the calls of its last reply did not run\. It wrote nothing; main is untouched\.$/);
+    expect(server.messageRequests).toHaveLength(1);
+    expect(git(dir, 'rev-parse', 'refs/heads/main').trim()).toBe(mainBefore);
+    expect(git(dir, 'rev-parse', `refs/heads/dream/${dream.id}`).trim()).toBe(mainBefore);
+  });
+
   it('cancel stops the dream at its next turn (the turn\'s tool calls do not run)', async () => {
     const server = await scripted([
       { content: [toolUse('toolu_c1', 'memory', { command: 'create', path: '/memories/y.md', file_text: 'y\n' })] },

@@ -154,7 +154,9 @@ describe('the same answers on the UI, the read API and the CLI', () => {
     const fromCli = await cli(['sessions', '--json']);
     expect(fromCli.status).toBe(0);
     const records = jsonLines(fromCli.stdout);
-    expect(records).toHaveLength(3);
+    // The three conversations, and the demo dream's reads (its writes are on its branch: a log-only session).
+    expect(records).toHaveLength(4);
+    expect(records.filter((r) => r.logOnly).map((r) => String(r.id).replace(/drm_[0-9a-f]{24}/, 'drm_…'))).toEqual(['dream-drm_…']);
     for (const record of records) expectConforms(record, 'session');
     expect((await ui('/api/sessions')).body.sessions).toEqual(records);
     expect((await api('/sessions')).body.sessions).toEqual(records);

@@ -91,5 +91,12 @@ test('a direct request answers 409 with the read-only message (HTML and JSON), a
     expect(res.text).toMatch(READ_ONLY);
   }
   expect((await b.get('/redact?call=toolu_ro_2')).status).toBe(409);
+  // Starting a dream: not offered, and refused (409) with nothing started.
+  expect((await request(app).get('/dreams').set('Host', HOST)).text).not.toContain('href="/dreams/new"');
+  expect((await b.get('/dreams/new')).status).toBe(409);
+  const dream = await b.post('/dreams').send({ sessions: 'sess_ro', _csrf: b.csrf });
+  expect(dream.status).toBe(409);
+  expect(dream.text).toMatch(READ_ONLY);
+  expect(store.dreams()).toEqual([]);
   expect(git(store.dir, 'rev-parse', 'HEAD')).toBe(head);
 });

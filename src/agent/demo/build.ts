@@ -8,7 +8,9 @@ import { ChatSession, ContextEvent, DEFAULT_MODEL, MemoryCall } from '../chat-se
 import { lastToolResults, RecordedToolResult, ScriptedReply, ScriptedServer } from '../scripted-server';
 import { historyContext } from '../../history/context';
 import { historySummary } from '../../history/summary';
-import { describeHolder, liveHolders, MemoryStore, NotAStoreError, StoreInUseError } from '../../store';
+import { startDream } from '../../dream';
+import { describeHolder, liveHolders, MemoryStore, NotAStoreError, StoreInUseError, type DreamRecord } from '../../store';
+import { DEMO_DREAM } from './dream';
 import { DEMO_SESSIONS, DEMO_SYSTEM, DemoSession, sessionStart } from './transcript';
 import { RECORDED_TOOL_RESULTS } from './tool-results';
 
@@ -30,6 +32,11 @@ export interface DemoBuildOptions {
   locked?: boolean;
   /** The store's review policy during the replay (docs/review.md); default off, as the recording was made. */
   review?: 'off' | 'flagged' | 'all';
+  /**
+   * After the sessions, the demo's scripted dream (src/agent/demo/dream.ts): its branch waits as a review.
+   * Default: with the review policy off (the dream's edits are written against the recording's main).
+   */
+  dream?: boolean;
 }
 
 export interface DemoBuildResult {
@@ -39,6 +46,8 @@ export interface DemoBuildResult {
   commits: number;
   /** Every tool_result memgit sent back, in order: the material of tool-results.json. */
   toolResults: RecordedToolResult[];
+  /** The demo's dream, completed (its output is a pending review), or null when none was run. */
+  dream: DreamRecord | null;
   millis: number;
 }
 
@@ -81,7 +90,9 @@ export async function lockDemoDir(dir: string): Promise<() => Promise<void>> {
 
 async function build(target: string, options: DemoBuildOptions, started: number): Promise<DemoBuildResult> {
   await clearDemoDir(target);
-  const script = DEMO_SESSIONS.flatMap((s) => withRecordedResults(s.replies, options.verify ?? true));
+  // The dream's edits are written against main as the recording left it: not with a review policy that held some of it.
+  const dreaming = options.dream ?? (options.review === undefined || options.review === 'off');
+  const script = [...DEMO_SESSIONS.flatMap((s) => withRecordedResults(s.replies, options.verify ?? true)), ...(dreaming ? DEMO_DREAM.replies : [])];
   // The recording's clock: each memory call is committed (and each read logged) at the recorded time of
   // the reply that made it, and the store's first commit at the start of the first session. A build today
   // then reads as the three conversations of late November did, and dated points (`ls --at 2026-11-26`) work.
@@ -112,13 +123,24 @@ async function build(target: string, options: DemoBuildOptions, started: number)
       });
       await chat.send(session.prompt);
     }
-    if (server.remaining !== 0) throw new Error(`the demo transcript has ${server.remaining} unplayed replies`);
+    // The sessions' tool results (the recording's material), before the dream's requests.
     const toolResults = server.messageRequests.flatMap((r) => (r.body ? lastToolResults(r.body) : [])) as unknown as RecordedToolResult[];
+    let dream: DreamRecord | null = null;
+    if (dreaming) {
+      // The dream begins at its recorded start; each of its calls is committed (on its branch) at its reply's time.
+      now = Date.parse(DEMO_DREAM.start);
+      const started = await startDream(store, client, { sessions: DEMO_SESSIONS.map((s) => s.id), instructions: DEMO_DREAM.instructions, model: DEFAULT_MODEL });
+      dream = await started.done;
+      if (dream.status !== 'completed') throw new Error(`the demo's dream ended ${dream.status}: ${dream.error?.message ?? ''}`);
+      if (dream.outputs[0]?.files_touched.length !== 2) throw new Error(`the demo's dream should have changed 2 files: ${JSON.stringify(dream.outputs)}`);
+    }
+    if (server.remaining !== 0) throw new Error(`the demo transcript has ${server.remaining} unplayed replies`);
     return {
       dir: target,
       sessions: DEMO_SESSIONS.map((s) => s.id),
       commits: commitCount(store) - base,
       toolResults,
+      dream,
       millis: Date.now() - started,
     };
   } finally {

@@ -78,7 +78,8 @@ async function buildAndServe(
   out(`$ memgit log --repo ${displayPath(dir)}`);
   out((await queryLog(ctx, {})).map((row) => toLine(row.entry)).join('\n'));
   const cli = selfCommand();
-  const pending = (await store.reviews()).filter((r) => r.state === 'pending');
+  // The review policy's held session (--review flagged), not the dream's review (below).
+  const pending = (await store.reviews()).filter((r) => r.state === 'pending' && r.dream === undefined);
   if (pending.length > 0) {
     out(
       `\nIn session ${INJECTED_SESSION} a pasted helpdesk ticket told the assistant to remember that Acme's refunds\n` +
@@ -98,6 +99,16 @@ async function buildAndServe(
     `In session ${COMPACTED_SESSION} the API cleared old tool results and summarised the context (server-side\n` +
       `compaction): the session page shows the summary between the calls, as what the assistant knew from then on.`,
   );
+  const dreamReview = built.dream?.outputs[0];
+  if (built.dream && dreamReview) {
+    out(
+      `A dream (${built.dream.id}, scripted) then read the three sessions and tidied the memory on its own branch,\n` +
+        `main untouched: it dropped the planted refund terms and linked the setup to the webhook playbook. Its result\n` +
+        `waits as review ${dreamReview.review_id} (${dreamReview.files_touched.length} files; the UI's Dreams page shows both):\n` +
+        `  look at it:    ${cli} review show ${dreamReview.review_id} --repo ${displayPath(dir)}\n` +
+        `  decide:        ${cli} review approve ${dreamReview.review_id} --repo ${displayPath(dir)}  (or review reject)`,
+    );
+  }
   if (!options.serve) {
     await store.close();
     return;

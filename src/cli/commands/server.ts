@@ -27,6 +27,7 @@ interface ServerCliOptions {
   maxStoresPerKey: number;
   maxStoreBytes: number;
   cacheSize: number;
+  maxDreams: number;
   fleetRemote?: string;
   fleetNode?: string;
   fleetTokenEnv?: string;
@@ -49,6 +50,7 @@ export function registerServer(program: Command, services: CliServices): void {
         '  POST /api/v1/stores/{store}/tool-calls  {"tool_use": {...}, "session": "..."}  (write keys)\n' +
         '  GET  /api/v1/stores/{store}/commits, /sessions, /files/...                    (read keys)\n' +
         '  POST /api/v1/stores/{store}/rollback/{revert|restore|session|reset}           (operator keys)\n' +
+        '  POST /api/v1/stores/{store}/dreams, GET .../dreams  a dream (operator keys; at most --max-dreams at once)\n' +
         '  POST|GET|DELETE /stores/{store}/mcp   MCP (Streamable HTTP), the memory tool  (write keys)\n' +
         '  GET  /healthz',
     )
@@ -70,6 +72,7 @@ export function registerServer(program: Command, services: CliServices): void {
     .option('--max-stores-per-key <n>', 'stores one key may create (0 = unlimited)', nonNegativeInteger, defaults.maxStoresPerKey)
     .option('--max-store-bytes <size>', 'a store this large on disk takes no more writes (e.g. 512mb, 1gb; 0 = unlimited)', parseByteCount, defaults.maxStoreBytes)
     .option('--cache-size <size>', 'memory all open stores and their UI may use for caches, together (e.g. 128mb, 1gb)', parsePositiveByteCount, defaults.cacheBytes)
+    .option('--max-dreams <n>', 'dreams running at once on this server, all stores together (429 beyond; docs/dreams.md)', positiveInteger, defaults.maxDreams)
     .option('--fleet-remote <url>', 'run as a node of a fleet (docs/fleet.md): every store\'s repository on the git server, with {store} in it')
     .option('--fleet-node <name>', 'this node\'s name in a fleet (default: the host name)')
     .option('--fleet-token-env <var>', 'environment variable holding the git server\'s token (fleet)')
@@ -114,6 +117,7 @@ async function runServer(options: ServerCliOptions, service: ServerService): Pro
       fleet,
       mcp: { maxSessions: options.mcpMaxSessions, sessionsPerKey: options.mcpSessionsPerKey },
       cacheBytes: options.cacheSize,
+      maxDreams: options.maxDreams,
       stores: {
         maxOpen: options.maxOpenStores,
         idleMs: options.idleSeconds * 1000,

@@ -207,14 +207,23 @@ export async function finishDream(
   const dream = held(port, id);
   try {
     let outputs = dream.outputs;
+    const tip = readRef(port.gitdir, dream.memgit.branch);
+    const written = tip ? await branchWrites(port, dream.memgit.fork, tip) : { calls: 0, files: [] };
     if (status === 'completed') {
-      const tip = readRef(port.gitdir, dream.memgit.branch);
-      const files = tip ? await filesTouched(port, dream.memgit.fork, tip) : [];
       outputs = tip && tip !== dream.memgit.fork
-        ? [{ type: 'review', review_id: dreamReviewId(id, dream.memgit.fork), branch: dream.memgit.branch, files_touched: files }]
+        ? [{ type: 'review', review_id: dreamReviewId(id, dream.memgit.fork), branch: dream.memgit.branch, files_touched: written.files }]
         : [];
     }
-    const next: DreamRecord = { ...dream, status, outputs, error: status === 'failed' ? (error ?? { type: 'error', message: 'failed' }) : null, ended_at: iso(port.now()) };
+    let failure: DreamRecord['error'] = null;
+    if (status === 'failed') {
+      const base = error ?? { type: 'error', message: 'failed' };
+      // Said plainly: a failed dream is not a review, but what it wrote is kept on its branch.
+      const kept = written.calls
+        ? ` The ${written.calls} call(s) it wrote (${written.files.length} file(s)) stay on its branch ${dream.memgit.branch}, which is not a review: inspect them with \`git log -p ${dream.memgit.fork.slice(0, 12)}..${dream.memgit.branch}\`; main is untouched.`
+        : ' It wrote nothing; main is untouched.';
+      failure = { type: base.type, message: `${base.message.replace(/[.\s]+$/, '')}.${kept}` };
+    }
+    const next: DreamRecord = { ...dream, status, outputs, error: failure, ended_at: iso(port.now()) };
     writeDream(port.gitdir, next);
     fs.rmSync(cancelFile(port.gitdir, id), { force: true });
     return next;
@@ -223,9 +232,10 @@ export async function finishDream(
   }
 }
 
-/** The memory files the dream's calls changed, from the fork to the branch's tip (virtual paths, sorted). */
-async function filesTouched(port: ReviewPort, fork: string, tip: string): Promise<string[]> {
+/** The dream's calls on its branch (commits from the fork to the tip) and the memory files they changed (virtual paths, sorted). */
+async function branchWrites(port: ReviewPort, fork: string, tip: string): Promise<{ calls: number; files: string[] }> {
   const files = new Set<string>();
+  let calls = 0;
   let cursor = tip;
   for (let guard = 0; cursor !== fork && guard < 100_000; guard++) {
     const { commit } = await port.objects.readCommit(cursor);
@@ -233,10 +243,11 @@ async function filesTouched(port: ReviewPort, fork: string, tip: string): Promis
     if (!parent) break;
     const meta = parseCommitMessage(commit.message);
     if (meta.dream === undefined) break;
+    calls += 1;
     for (const c of await diffTrees(port.objects, await port.commitTree(parent), commit.tree)) {
       if (c.path.startsWith(`${MEMORY_REPO_ROOT}/`) && !isKeep(c.path)) files.add(repoPathToVirtual(c.path));
     }
     cursor = parent;
   }
-  return [...files].sort();
+  return { calls, files: [...files].sort() };
 }

@@ -5,6 +5,7 @@ import { webRefusalCode } from '../errors';
 import { CSRF_FIELD, OperatorAuth, OperatorAuthOptions, sameOriginOnly } from '../auth';
 import { renderHtml, RouteModule, WebDeps } from '../page';
 import { noStore } from '../security';
+import { dreamActions, environmentDreams, type UiDreams } from './dream-actions';
 import type { OperatorKit } from './operator-kit';
 import { redactionActions } from './redaction';
 import { reviewActions } from './review-actions';
@@ -26,6 +27,8 @@ export interface OperatorRouteOptions {
   failureKey?: OperatorAuthOptions['failureKey'];
   /** The id of the server key a request came with (memgit server), recorded on its rollbacks as `Memory-Key`. */
   keyOf?: (req: Request) => string | undefined;
+  /** How "Start a dream" starts one (default: in this process, the SDK's client from the environment). */
+  dreams?: UiDreams;
 }
 
 /** The operator's routes, carrying the login they check (createApp uses it for the read gate). */
@@ -39,6 +42,7 @@ export function operatorRoutes(options: OperatorRouteOptions): OperatorRouteModu
     const key = options.keyOf?.(req);
     return key === undefined ? {} : { key };
   };
+  const dreams = options.dreams ?? environmentDreams();
   const module: RouteModule = (router: Router, deps: WebDeps) => {
     // A store memgit may not write (a read-only clone) is offered no action; the pages say why, and
     // every action route answers 409 with the store's own read-only message.
@@ -112,6 +116,8 @@ export function operatorRoutes(options: OperatorRouteOptions): OperatorRouteModu
     redactionActions(router, deps, kit);
     // Deciding held writes (docs/review.md): the same login, CSRF and origin checks.
     reviewActions(router, deps, kit);
+    // Starting a dream (docs/dreams.md): the same login, CSRF and origin checks.
+    dreamActions(router, deps, kit, dreams);
   };
   return Object.assign(module, { operatorAuth: auth });
 }
