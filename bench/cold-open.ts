@@ -1,0 +1,25 @@
+/**
+ * One cold open in a process of its own, so that its peak RSS is its own: `node dist/bench/cold-open.js DIR`
+ * opens the store at DIR (which has no .git/memgit/: the history index is rebuilt from git, as after a
+ * clone) and prints `{"ms": …, "peakMb": …, "baseMb": …, "commits": …}` (baseMb: the process's RSS before
+ * the open). Used by bench/memgit-stores.ts.
+ */
+import '../src/cli/threadpool'; // as in the memgit CLI
+import { MemoryStore } from '../src/store/memory-store';
+import { now } from './stats';
+
+async function main(dir: string): Promise<void> {
+  const baseMb = process.memoryUsage().rss / 1024 / 1024;
+  const started = now();
+  const store = await MemoryStore.open(dir, { log: () => undefined, autoGcLooseObjects: 0 });
+  const ms = now() - started;
+  const commits = store.history.size - 1;
+  const peakMb = process.resourceUsage().maxRSS / 1024;
+  await store.close();
+  process.stdout.write(`${JSON.stringify({ ms, peakMb, baseMb, commits })}\n`);
+}
+
+main(process.argv[2]).catch((error: Error) => {
+  process.stderr.write(`cold-open failed: ${error.stack ?? error}\n`);
+  process.exit(1);
+});
