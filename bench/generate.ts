@@ -127,18 +127,19 @@ export async function ensureStore(dir: string, commits: number, files: number, l
     fs.writeFileSync(done, '');
     return;
   }
-  const loose = `${dir}.loose`;
-  fs.rmSync(loose, { recursive: true, force: true });
-  initRepo(loose);
+  // The two stores memgit's gc packs get the same loose objects, each written by the object writer (writing
+  // twice is quicker than copying hundreds of thousands of small files).
+  const engines = [['memgit-git', 'git'], ['memgit-isomorphic-git', 'isomorphic-git']] as const;
+  for (const [packing] of engines) {
+    fs.rmSync(variantDir(dir, packing), { recursive: true, force: true });
+    initRepo(variantDir(dir, packing));
+  }
   log(`  writing ${commits} commits as loose objects with memgit's object writer…`);
-  const head = writeLooseHistory(loose, commits, files, log);
-  const facts: GeneratedFacts = { commits, files, head, looseBytes: duBytes(path.join(loose, '.git', 'objects')), packed: {} };
+  const head = writeLooseHistory(engines.map(([packing]) => variantDir(dir, packing)), commits, files, log);
+  const facts: GeneratedFacts = { commits, files, head, looseBytes: duBytes(path.join(dir, '.git', 'objects')), packed: {} };
 
-  for (const [packing, engine] of [['memgit-git', 'git'], ['memgit-isomorphic-git', 'isomorphic-git']] as const) {
+  for (const [packing, engine] of engines) {
     const target = variantDir(dir, packing);
-    fs.rmSync(target, { recursive: true, force: true });
-    const copy = spawnSync('cp', ['-a', loose, target]);
-    if (copy.status !== 0) throw new Error(`cp -a ${loose}: ${copy.stderr}`);
     log(`  memgit gc (full, engine ${engine}) of ${commits} commits…`);
     const t0 = Date.now();
     const durableFs = new DurableFs({ fsync: false });
@@ -149,7 +150,6 @@ export async function ensureStore(dir: string, commits: number, files: number, l
     facts.packed[packing] = { bytes: duBytes(path.join(gitdir, 'objects')), packMs: Date.now() - t0, objects: report.packedObjects };
     log(`    ${report.packedObjects} objects in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   }
-  fs.rmSync(loose, { recursive: true, force: true });
 
   {
     const target = variantDir(dir, 'git-packed');
@@ -253,15 +253,17 @@ const INIT_MESSAGE = 'memgit: initialise store\n';
  * Every commit written as loose objects by memgit's object writer (encodeLoose, treeContent, commitContent:
  * the bytes ObjectStore writes for a call), without fsync; refs/heads/main moved to the last. Returns HEAD.
  */
-function writeLooseHistory(dir: string, commits: number, files: number, log: (m: string) => void): string {
-  const objectsDir = path.join(dir, '.git', 'objects');
+function writeLooseHistory(dirs: string[], commits: number, files: number, log: (m: string) => void): string {
+  const objectsDirs = dirs.map((dir) => path.join(dir, '.git', 'objects'));
   const written = new Set<string>();
-  for (let b = 0; b < 256; b++) fs.mkdirSync(path.join(objectsDir, b.toString(16).padStart(2, '0')), { recursive: true });
+  for (const objectsDir of objectsDirs) {
+    for (let b = 0; b < 256; b++) fs.mkdirSync(path.join(objectsDir, b.toString(16).padStart(2, '0')), { recursive: true });
+  }
   const write = (type: LooseType, content: Uint8Array): string => {
     const { oid, deflated } = encodeLoose(type, content);
     if (!written.has(oid)) {
       written.add(oid);
-      fs.writeFileSync(path.join(objectsDir, oid.slice(0, 2), oid.slice(2)), deflated);
+      for (const objectsDir of objectsDirs) fs.writeFileSync(path.join(objectsDir, oid.slice(0, 2), oid.slice(2)), deflated);
     }
     return oid;
   };
@@ -295,7 +297,7 @@ function writeLooseHistory(dir: string, commits: number, files: number, log: (m:
     head = commit(rootOf(tree(memories)), [head], call.time, call.message);
     if (++n % 20_000 === 0) log(`  wrote ${n}/${commits} commits`);
   }
-  fs.writeFileSync(path.join(dir, '.git', 'refs', 'heads', 'main'), `${head}\n`);
+  for (const dir of dirs) fs.writeFileSync(path.join(dir, '.git', 'refs', 'heads', 'main'), `${head}\n`);
   return head;
 }
 
