@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { MemoryStore } from '../src/store/memory-store';
 import { ensureStore, GeneratedFacts, generatedFacts, Packing, PACKINGS, variantDir } from './generate';
 import { servedPages, ServeMemory, serveMemory } from './serve-memory';
+import { RECOMMENDED_NODE_OPTIONS } from '../src/cli/heap';
 import { mb, ms, table } from './stats';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -33,6 +34,8 @@ export interface StoreFigures {
   packing: Packing;
   cold: ColdOpen;
   serve: ServeMemory;
+  /** The same with the recommended NODE_OPTIONS (src/cli/heap.ts). */
+  serveTuned: ServeMemory;
   objectsBytes: number;
 }
 
@@ -65,8 +68,9 @@ export async function benchMemgitStores(cacheDir: string, sizes: number[], files
       const pages = servedPages(opened, commits, files);
       await opened.close();
       const serve = await serveMemory(source, pages);
-      log(`  ${packing}: memgit serve peak ${serve.peakMb.toFixed(0)} MB`);
-      stores.push({ packing, cold, serve, objectsBytes: facts.packed[packing]!.bytes });
+      const serveTuned = await serveMemory(source, pages, RECOMMENDED_NODE_OPTIONS);
+      log(`  ${packing}: memgit serve peak ${serve.peakMb.toFixed(0)} MB (${serveTuned.peakMb.toFixed(0)} MB with NODE_OPTIONS=${RECOMMENDED_NODE_OPTIONS})`);
+      stores.push({ packing, cold, serve, serveTuned, objectsBytes: facts.packed[packing]!.bytes });
     }
     results.push({ commits, files, facts, stores });
   }
@@ -109,7 +113,7 @@ export function renderMemgitStores(results: SizeResult[]): string[] {
     out.push(`**${count(r.commits)} commits × ${count(r.files)} files** (all objects loose before gc: ${mb(r.facts.looseBytes)}, ${mb(per1000(r.facts.looseBytes, r.commits))} per 1,000 calls)`, '');
     out.push(
       table(
-        ['packing', 'cold open', 'cold open, peak RSS', '`memgit serve` RSS once serving', '`memgit serve` peak RSS', '.git/objects', 'per 1,000 calls', 'packing time'],
+        ['packing', 'cold open', 'cold open, peak RSS', '`memgit serve` RSS once serving', '`memgit serve` peak RSS', `peak RSS with NODE_OPTIONS=${RECOMMENDED_NODE_OPTIONS}`, '.git/objects', 'per 1,000 calls', 'packing time'],
         r.stores.map((s) => {
           const packed = r.facts.packed[s.packing]!;
           return [
@@ -118,6 +122,7 @@ export function renderMemgitStores(results: SizeResult[]): string[] {
             `${s.cold.peakMb.toFixed(0)} MB`,
             `${s.serve.openedMb.toFixed(0)} MB`,
             `${s.serve.peakMb.toFixed(0)} MB`,
+            `${s.serveTuned.peakMb.toFixed(0)} MB`,
             mb(s.objectsBytes),
             mb(per1000(s.objectsBytes, r.commits)),
             s.packing === 'git-packed' ? `${ms(packed.packMs)} (fast-import)` : ms(packed.packMs),
@@ -153,10 +158,12 @@ export function memgitStoreTargets(results: SizeResult[]): string[] {
     const cold = at100k((r) => fig(r).cold.ms);
     const coldPeak = at100k((r) => fig(r).cold.peakMb);
     const serve = at100k((r) => fig(r).serve.peakMb);
+    const serveTuned = at100k((r) => fig(r).serveTuned.peakMb);
     const disk = at100k((r) => per1000(fig(r).objectsBytes, r.commits));
     lines.push(
       `- ${PACKING_NAMES[packing]}, ${how}: cold open ${ms(cold)} (target ≤ 30 s): ${verdict(cold <= COLD_TARGET_MS)}, peak ${coldPeak.toFixed(0)} MB; ` +
-        `\`memgit serve\` peak ${serve.toFixed(0)} MB (target ≤ 300 MB): ${verdict(serve <= SERVE_TARGET_MB)}; ` +
+        `\`memgit serve\` peak ${serve.toFixed(0)} MB (target ≤ 300 MB): ${verdict(serve <= SERVE_TARGET_MB)}, ` +
+        `${serveTuned.toFixed(0)} MB with NODE_OPTIONS=${RECOMMENDED_NODE_OPTIONS}: ${verdict(serveTuned <= SERVE_TARGET_MB)}; ` +
         `disk ${mb(disk)} per 1,000 calls (target ≤ 1 MB): ${verdict(disk <= DISK_TARGET_PER_1000)}.`,
     );
     const why: string[] = [];
@@ -166,7 +173,7 @@ export function memgitStoreTargets(results: SizeResult[]): string[] {
           "isomorphic-git's packed-object read: a pako inflate in JavaScript, plus the delta chain for a git-made pack",
       );
     }
-    if (serve > SERVE_TARGET_MB) {
+    if (Math.min(serve, serveTuned) > SERVE_TARGET_MB) {
       why.push(
         `once a page reads git, isomorphic-git reads the whole pack into memory (${mb(at100k((r) => r.facts.packed[packing]!.bytes))} of objects here) ` +
           'and keeps its index as JavaScript objects; memgit adds the history file and its bounded caches of trees, blobs and inflated packed objects',

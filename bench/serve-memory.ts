@@ -38,9 +38,13 @@ export function servedPages(store: MemoryStore, commits: number, files: number):
   ];
 }
 
-export async function serveMemory(store: string, pages: string[]): Promise<ServeMemory> {
+/** `nodeOptions`: NODE_OPTIONS for the server process (undefined: none, V8's defaults). */
+export async function serveMemory(store: string, pages: string[], nodeOptions?: string): Promise<ServeMemory> {
   const cli = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
-  const child = spawn(process.execPath, [cli, 'serve', '--repo', store, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_OPTIONS;
+  if (nodeOptions !== undefined) env.NODE_OPTIONS = nodeOptions;
+  const child = spawn(process.execPath, [cli, 'serve', '--repo', store, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -51,9 +55,7 @@ export async function serveMemory(store: string, pages: string[]): Promise<Serve
       });
       child.once('exit', (code) => reject(new Error(`memgit serve exited (${code}) before it served`)));
     });
-    // `memgit serve` may run in a child it re-executes with its V8 flags (src/cli/heap-flags.ts): measure
-    // the process that serves, the deepest descendant.
-    const pid = servingPid(child.pid!);
+    const pid = child.pid!;
     const status = () => fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (text: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN);
     const openedMb = kb(status(), 'VmRSS') / 1024;
@@ -70,15 +72,5 @@ export async function serveMemory(store: string, pages: string[]): Promise<Serve
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
-  }
-}
-
-/** `pid` or, if it has a child process, that child's serving descendant. */
-function servingPid(pid: number): number {
-  try {
-    const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    return children.length === 1 ? servingPid(Number(children[0])) : pid;
-  } catch {
-    return pid;
   }
 }
