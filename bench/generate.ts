@@ -1,7 +1,10 @@
 /**
- * Benchmark stores, generated fast with `git fast-import` (the real git CLI, setup only) and then opened
- * with MemoryStore, which checks the repository out, configures it and builds the history index.
- *
+ * Benchmark stores, made as memgit itself leaves them: every object written loose by memgit's own object
+ * writer (src/store/loose-object.ts, the bytes the store's write path writes; without fsync, setup only),
+ * then packed by memgit's full gc (src/store/gc.ts) — with git pack-objects, and in a copy with the
+ * isomorphic-git fallback — and opened with MemoryStore, which checks the repository out, configures it and
+ * builds the history index. A third variant holds the same history imported with `git fast-import` and
+ * packed by git with deltas, as a clone from a git host arrives (see `Packing`). *
  * The history is what memgit itself writes: the "memgit: initialise store" commit (.gitattributes and
  * memories/.keep), then one commit per call, titled by its tool_use id, with the Memory-* trailers, the
  * `.keep` placeholder dropped with the first file, and trees under memories/. Files sit in ten topic
@@ -13,7 +16,12 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatCommitMessage } from '../src/store/commit-message';
+import { DurableFs } from '../src/store/durable-fs';
+import { repack } from '../src/store/gc';
+import { commitContent, encodeLoose, LooseType, TreeItem, treeContent } from '../src/store/loose-object';
 import { MemoryStore } from '../src/store/memory-store';
+import { ObjectStore } from '../src/store/objects';
+import { DEFAULT_AUTHOR } from '../src/store/options';
 import { GITATTRIBUTES } from '../src/store/repo-config';
 
 export const TOPICS = 10;
@@ -62,11 +70,55 @@ function initialText(i: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Build (once; cached by directory) a store of `commits` agent calls over `files` files. */
+/**
+ * How a benchmark store's objects are stored. `memgit-git` (the default, what every section measures unless
+ * it says otherwise) and `memgit-isomorphic-git`: every object written loose by memgit's own object writer
+ * (src/store/loose-object.ts, the bytes a call writes), then packed by memgit's full gc (src/store/gc.ts) with
+ * git pack-objects (deltas; when git is installed) or with isomorphic-git (whole objects; the fallback).
+ * `git-packed`: the same history through `git fast-import` into a pack with deltas, as a clone from a git
+ * host would arrive. The three hold the same commits (the generator checks their HEADs are equal).
+ */
+export type Packing = 'memgit-git' | 'memgit-isomorphic-git' | 'git-packed';
+export const PACKINGS: readonly Packing[] = ['memgit-git', 'memgit-isomorphic-git', 'git-packed'];
+
+/** The directory of a store's variant: the default (`memgit-git`) is `dir` itself. */
+export function variantDir(dir: string, packing: Packing): string {
+  return packing === 'memgit-git' ? dir : `${dir}.${packing}`;
+}
+
+/** What generation measured, kept in `<dir>.complete` (JSON). */
+export interface GeneratedFacts {
+  commits: number;
+  files: number;
+  head: string;
+  /** `du` of .git/objects with every object loose (before any gc). */
+  looseBytes: number;
+  /** Per packing: `du` of .git/objects after gc (or fast-import) and how long packing took. */
+  packed: Partial<Record<Packing, { bytes: number; packMs: number; objects: number }>>;
+}
+
+export function generatedFacts(dir: string): GeneratedFacts | null {
+  try {
+    const text = fs.readFileSync(`${dir}.complete`, 'utf8');
+    return text ? (JSON.parse(text) as GeneratedFacts) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Build (once; cached by directory) a store of `commits` agent calls over `files` files, as memgit leaves it:
+ * loose objects from memgit's object writer, packed by `memgit gc` with git. Its two other variants
+ * (variantDir) are built with it.
+ */
 export async function ensureStore(dir: string, commits: number, files: number, log: (m: string) => void): Promise<void> {
+  dir = path.resolve(dir);
   const done = `${dir}.complete`; // beside the store: inside it, git would see an untracked file
   if (fs.existsSync(done)) return;
-  fs.rmSync(dir, { recursive: true, force: true });
+  for (const packing of PACKINGS) {
+    fs.rmSync(variantDir(dir, packing), { recursive: true, force: true });
+    fs.rmSync(`${variantDir(dir, packing)}.complete`, { force: true });
+  }
   fs.mkdirSync(dir, { recursive: true });
   const began = Date.now();
   if (commits === 0) {
@@ -75,20 +127,48 @@ export async function ensureStore(dir: string, commits: number, files: number, l
     fs.writeFileSync(done, '');
     return;
   }
-  const run = spawnSync('git', ['init', '-q', '-b', 'main', dir]);
-  if (run.status !== 0) throw new Error(`git init: ${run.stderr}`);
-  // Mark it as a memgit store (the fast-import below writes memgit's commit format), so that
-  // MemoryStore.open adopts it and brings its config up to date instead of refusing a foreign repository.
-  spawnSync('git', ['-C', dir, 'config', 'memgit.configversion', '0']);
-  const streamFile = path.join(dir, '..', `${path.basename(dir)}.fast-import`);
-  writeStream(streamFile, commits, files, log);
-  log(`  fast-import of ${commits} commits…`);
-  const imported = spawnSync('sh', ['-c', `git fast-import --quiet --date-format=raw --depth=50 < "${streamFile}"`], {
-    cwd: dir,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  fs.rmSync(streamFile, { force: true });
-  if (imported.status !== 0) throw new Error(`git fast-import: ${imported.stderr}`);
+  // The two stores memgit's gc packs get the same loose objects, each written by the object writer (writing
+  // twice is quicker than copying hundreds of thousands of small files).
+  const engines = [['memgit-git', 'git'], ['memgit-isomorphic-git', 'isomorphic-git']] as const;
+  for (const [packing] of engines) {
+    fs.rmSync(variantDir(dir, packing), { recursive: true, force: true });
+    initRepo(variantDir(dir, packing));
+  }
+  log(`  writing ${commits} commits as loose objects with memgit's object writer…`);
+  const head = writeLooseHistory(engines.map(([packing]) => variantDir(dir, packing)), commits, files, log);
+  const facts: GeneratedFacts = { commits, files, head, looseBytes: duBytes(path.join(dir, '.git', 'objects')), packed: {} };
+
+  for (const [packing, engine] of engines) {
+    const target = variantDir(dir, packing);
+    log(`  memgit gc (full, engine ${engine}) of ${commits} commits…`);
+    const t0 = Date.now();
+    const durableFs = new DurableFs({ fsync: false });
+    const gitdir = path.join(target, '.git');
+    fs.mkdirSync(path.join(gitdir, 'memgit'), { recursive: true }); // where gc notes the pack git wrote
+    const report = await repack(new ObjectStore(durableFs, gitdir), durableFs, target, gitdir, { full: true, engine });
+    if (report.engine !== engine) throw new Error(`gc packed with ${report.engine}, not ${engine}: ${report.engineNote ?? ''}`);
+    facts.packed[packing] = { bytes: duBytes(path.join(gitdir, 'objects')), packMs: Date.now() - t0, objects: report.packedObjects };
+    log(`    ${report.packedObjects} objects in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  }
+
+  {
+    const target = variantDir(dir, 'git-packed');
+    initRepo(target);
+    const streamFile = `${target}.fast-import`;
+    writeStream(streamFile, commits, files, log);
+    log(`  fast-import of ${commits} commits (the git-packed variant)…`);
+    const t0 = Date.now();
+    const imported = spawnSync('sh', ['-c', `git fast-import --quiet --date-format=raw --depth=50 < "${streamFile}"`], {
+      cwd: target,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    fs.rmSync(streamFile, { force: true });
+    if (imported.status !== 0) throw new Error(`git fast-import: ${imported.stderr}`);
+    const fastHead = spawnSync('git', ['-C', target, 'rev-parse', 'refs/heads/main'], { encoding: 'utf8' }).stdout.trim();
+    if (fastHead !== head) throw new Error(`fast-import's HEAD ${fastHead} is not memgit's ${head}: the generators disagree`);
+    facts.packed['git-packed'] = { bytes: duBytes(path.join(target, '.git', 'objects')), packMs: Date.now() - t0, objects: 0 };
+  }
+
   log(`  opening with MemoryStore (checkout, history index of ${commits} commits)…`);
   const store = await MemoryStore.open(dir, { fsync: false, log: () => undefined, autoGcLooseObjects: 0 });
   if (store.history.size !== commits + 1) throw new Error(`expected ${commits + 1} commits, indexed ${store.history.size}`);
@@ -101,8 +181,124 @@ export async function ensureStore(dir: string, commits: number, files: number, l
   log(`  scanning ${commits} commits for likely secrets (flags)…`);
   await store.flags.catchUp(store.history);
   await store.close();
-  fs.writeFileSync(done, '');
+
+  // The variants get the same working tree, config and .git/memgit (the history index is the same: the
+  // commits are); only .git/objects differs.
+  for (const packing of ['memgit-isomorphic-git', 'git-packed'] as const) {
+    const target = variantDir(dir, packing);
+    const objects = path.join(target, '.git', 'objects');
+    const kept = `${target}.objects`;
+    fs.renameSync(objects, kept);
+    fs.rmSync(target, { recursive: true, force: true });
+    const copy = spawnSync('sh', ['-c', 'cp -a "$1" "$2" && rm -rf "$2/.git/objects" && mv "$3" "$2/.git/objects"', 'sh', dir, target, kept]);
+    if (copy.status !== 0) throw new Error(`copying ${dir} to ${target}: ${copy.stderr}`);
+    const check = await MemoryStore.open(target, { fsync: false, log: () => undefined, autoGcLooseObjects: 0 });
+    const size = check.history.size;
+    await check.close();
+    if (size !== commits + 1) throw new Error(`${packing}: expected ${commits + 1} commits, indexed ${size}`);
+    fs.writeFileSync(`${target}.complete`, JSON.stringify(facts));
+  }
+  fs.writeFileSync(done, JSON.stringify(facts));
   log(`  built in ${((Date.now() - began) / 1000).toFixed(0)} s`);
+}
+
+/** An empty repository marked as a memgit store, so that MemoryStore.open adopts it (setup only). */
+function initRepo(dir: string): void {
+  const run = spawnSync('git', ['init', '-q', '-b', 'main', dir]);
+  if (run.status !== 0) throw new Error(`git init: ${run.stderr}`);
+  spawnSync('git', ['-C', dir, 'config', 'memgit.configversion', '0']);
+}
+
+export function duBytes(dir: string): number {
+  const out = spawnSync('du', ['-s', '-B1', dir], { encoding: 'utf8' });
+  return Number(out.stdout.split('\t')[0]);
+}
+
+/** One generated call: its time, commit message, and the file it leaves (path, full text). */
+interface GeneratedCall {
+  time: number;
+  message: string;
+  target: string;
+  content: string;
+}
+
+/** The calls of the history, in order (shared by both writers, so that they write the same commits). */
+function* calls(commits: number, files: number): Generator<GeneratedCall> {
+  const texts: string[][] = [];
+  for (let call = 0; call < commits; call++) {
+    const time = BASE_TIME + 10 * (call + 1);
+    let command: string;
+    let target: string;
+    let content: string;
+    if (call < files) {
+      texts[call] = initialText(call).split('\n');
+      command = 'create';
+      target = filePath(call);
+      content = texts[call].join('\n');
+    } else {
+      const { file, line } = planEdit(call, commits, files);
+      texts[file][line + 1 > LINES_PER_FILE - 1 ? 1 : line + 1] = `- ${factOf(call)}`;
+      command = 'str_replace';
+      target = filePath(file);
+      content = texts[file].join('\n');
+    }
+    const message = formatCommitMessage({ title: toolUseId(call), command, path: `/${target}`, session: sessionOf(call) });
+    yield { time, message, target, content };
+  }
+}
+
+const INIT_MESSAGE = 'memgit: initialise store\n';
+
+/**
+ * Every commit written as loose objects by memgit's object writer (encodeLoose, treeContent, commitContent:
+ * the bytes ObjectStore writes for a call), without fsync; refs/heads/main moved to the last. Returns HEAD.
+ */
+function writeLooseHistory(dirs: string[], commits: number, files: number, log: (m: string) => void): string {
+  const objectsDirs = dirs.map((dir) => path.join(dir, '.git', 'objects'));
+  const written = new Set<string>();
+  for (const objectsDir of objectsDirs) {
+    for (let b = 0; b < 256; b++) fs.mkdirSync(path.join(objectsDir, b.toString(16).padStart(2, '0')), { recursive: true });
+  }
+  const write = (type: LooseType, content: Uint8Array): string => {
+    const { oid, deflated } = encodeLoose(type, content);
+    if (!written.has(oid)) {
+      written.add(oid);
+      for (const objectsDir of objectsDirs) fs.writeFileSync(path.join(objectsDir, oid.slice(0, 2), oid.slice(2)), deflated);
+    }
+    return oid;
+  };
+  const blob = (text: string) => write('blob', Buffer.from(text, 'utf8'));
+  const tree = (entries: Map<string, TreeItem>) => write('tree', treeContent([...entries.values()]));
+  const person = (timestamp: number) => ({ name: DEFAULT_AUTHOR.name, email: DEFAULT_AUTHOR.email, timestamp, timezoneOffset: 0 });
+  const commit = (treeOid: string, parent: string[], time: number, message: string) =>
+    write('commit', commitContent({ tree: treeOid, parent, author: person(time), committer: person(time), message }));
+
+  // memories/<topic>/<file>: one tree per topic directory, rebuilt when one of its files changes.
+  const topics = new Map<string, Map<string, TreeItem>>();
+  const memories = new Map<string, TreeItem>();
+  const attributes = blob(GITATTRIBUTES);
+  const rootOf = (memoriesOid: string) =>
+    tree(
+      new Map<string, TreeItem>([
+        ['.gitattributes', { mode: '100644', path: '.gitattributes', oid: attributes, type: 'blob' }],
+        ['memories', { mode: '040000', path: 'memories', oid: memoriesOid, type: 'tree' }],
+      ]),
+    );
+  memories.set('.keep', { mode: '100644', path: '.keep', oid: blob(''), type: 'blob' });
+  let head = commit(rootOf(tree(memories)), [], BASE_TIME, INIT_MESSAGE);
+  let n = 0;
+  for (const call of calls(commits, files)) {
+    if (n === 0) memories.delete('.keep');
+    const [, topic, name] = call.target.split('/');
+    let entries = topics.get(topic);
+    if (!entries) topics.set(topic, (entries = new Map()));
+    entries.set(name, { mode: '100644', path: name, oid: blob(call.content), type: 'blob' });
+    memories.set(topic, { mode: '040000', path: topic, oid: tree(entries), type: 'tree' });
+    head = commit(rootOf(tree(memories)), [head], call.time, call.message);
+    if (++n % 20_000 === 0) log(`  wrote ${n}/${commits} commits`);
+  }
+  for (const dir of dirs) fs.writeFileSync(path.join(dir, '.git', 'refs', 'heads', 'main'), `${head}\n`);
+  return head;
 }
 
 function writeStream(file: string, commits: number, files: number, log: (m: string) => void): void {
@@ -124,36 +320,19 @@ function writeStream(file: string, commits: number, files: number, log: (m: stri
   const person = (t: number) => `memgit <memgit@localhost> ${t} +0000`;
   // The initialise commit, exactly as MemoryStore writes it.
   emit(`commit refs/heads/main\nauthor ${person(BASE_TIME)}\ncommitter ${person(BASE_TIME)}\n`);
-  data('memgit: initialise store\n');
+  data(INIT_MESSAGE);
   emit('M 100644 inline .gitattributes\n');
   data(GITATTRIBUTES);
   emit('M 100644 inline memories/.keep\n');
   data('');
-  const texts: string[][] = [];
-  for (let call = 0; call < commits; call++) {
-    const time = BASE_TIME + 10 * (call + 1);
-    let command: string;
-    let target: string;
-    let content: string;
-    if (call < files) {
-      texts[call] = initialText(call).split('\n');
-      command = 'create';
-      target = filePath(call);
-      content = texts[call].join('\n');
-    } else {
-      const { file, line } = planEdit(call, commits, files);
-      texts[file][line + 1 > LINES_PER_FILE - 1 ? 1 : line + 1] = `- ${factOf(call)}`;
-      command = 'str_replace';
-      target = filePath(file);
-      content = texts[file].join('\n');
-    }
-    const message = formatCommitMessage({ title: toolUseId(call), command, path: `/${target}`, session: sessionOf(call) });
+  let n = 0;
+  for (const { time, message, target, content } of calls(commits, files)) {
     emit(`commit refs/heads/main\nauthor ${person(time)}\ncommitter ${person(time)}\n`);
     data(message);
-    if (call === 0) emit('D memories/.keep\n');
+    if (n === 0) emit('D memories/.keep\n');
     emit(`M 100644 inline ${target}\n`);
     data(content);
-    if ((call + 1) % 20_000 === 0) log(`  generated ${call + 1}/${commits} commits`);
+    if (++n % 20_000 === 0) log(`  generated ${n}/${commits} commits`);
   }
   flush();
   fs.closeSync(fd);

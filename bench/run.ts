@@ -5,6 +5,8 @@
  *   npm run bench -- --quick           smoke run: small stores, few repetitions (about a minute)
  *   npm run bench -- --sizes=0,1000,10000 --files=1000 --reps=20 --read-sizes=10000 --out=FILE
  *   MEMGIT_BENCH_SIZES=0,1000,10000 npm run bench   (the same as --sizes)
+ *   --store-sizes=10000,30000 (MEMGIT_BENCH_STORE_SIZES; default: the sizes from 10,000): stores as memgit writes them
+ *     against git-packed ones (bench/memgit-stores.ts): cold open, `memgit serve` peak RSS, disk
  *   MEMGIT_BENCH_SERVER_STORES / _CLIENTS / _SECONDS (100 / 8 / 60; SECONDS=0 skips the server section)
  *   MEMGIT_BENCH_REPLICATION_SECONDS (30; 0 skips), MEMGIT_BENCH_REPLICATION_COMMITS (10,000: clone and open)
  *   MEMGIT_BENCH_REDACTION_COMMITS (10,000; 0 skips the redaction section)
@@ -39,6 +41,7 @@ import { revisionsOf } from '../src/history/revisions';
 import { treePage } from '../src/web/services/tree';
 import { ensureStore, factOf, filePath, HOT_FILE, sessionOf, TOPICS } from './generate';
 import { cell, mb, ms, now, summarise, Summary, table, timed } from './stats';
+import { servedPages, serveMemory } from './serve-memory';
 import { benchServer, killUnderLoad, renderServerSection } from './server';
 import { abuseRun, DEFAULT_ABUSE, renderAbuseSection } from './abuse';
 import { benchReplication, renderReplication } from './replication';
@@ -48,6 +51,7 @@ import { hostilePages, renderHostilePages } from './hostile-pages';
 import { benchDetectors, renderDetectors } from './detectors';
 import { benchDisk, DiskResult, diskTargets, renderDisk } from './disk';
 import { benchFleet, renderFleet } from './fleet';
+import { benchMemgitStores, memgitStoreTargets, renderMemgitStores, SizeResult } from './memgit-stores';
 import { benchReview, renderReview } from './review';
 
 interface Options {
@@ -56,6 +60,7 @@ interface Options {
   reps: number;
   readSizes: number[];
   readReps: number;
+  storeSizes: number[];
   diskCalls: number;
   out: string;
   quick: boolean;
@@ -85,6 +90,7 @@ function parseOptions(argv: string[]): Options {
     reps: Number(flags.get('reps') ?? (quick ? 5 : 25)),
     readSizes: list('read-sizes', process.env.MEMGIT_BENCH_READ_SIZES, quick ? [1000] : sizes.filter((n) => n >= 10_000)),
     readReps: Number(flags.get('read-reps') ?? (quick ? 3 : 15)),
+    storeSizes: list('store-sizes', process.env.MEMGIT_BENCH_STORE_SIZES, quick ? [1000] : sizes.filter((n) => n >= 10_000)),
     diskCalls: Number(flags.get('disk-calls') ?? (quick ? 300 : 1000)),
     out: path.resolve(ROOT, flags.get('out') ?? (quick ? 'bench/.cache/benchmarks-quick.md' : 'docs/benchmarks.md')),
   };
@@ -428,54 +434,10 @@ async function benchReads(commits: number, files: number, opts: Options): Promis
     sample();
     rows.push([name, summarise(times), target]);
   }
+  const served = servedPages(s, commits, files);
   await s.close();
-  const serve = await serveMemory(source, [
-    '/',
-    '/commits',
-    '/commits?path=/memories/topic-03',
-    `/sessions/${sessionOf(midCall)}`,
-    `/files/${hotRel}`,
-    `/files/${hotRel}?at=${oldCommit}`,
-    `/tree?at=${oldCommit}&dir=topic-03`,
-    `/search?q=${encodeURIComponent(factOf(factCall))}`,
-  ]);
+  const serve = await serveMemory(source, served);
   return { commits, files, rows, peakRssMb: Math.max(peak, process.resourceUsage().maxRSS * 1024) / 1024 / 1024, serve };
-}
-
-/**
- * Peak memory of `memgit serve` on the store: the real CLI as a process, each page requested three times
- * over loopback, then its peak RSS (VmHWM) read from /proc before it is stopped.
- */
-async function serveMemory(store: string, pages: string[]): Promise<{ openedMb: number; peakMb: number; pages: number }> {
-  const cli = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
-  const child = spawn(process.execPath, [cli, 'serve', '--repo', store, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString('utf8');
-        const m = /at (http:\/\/[^/\s]+)\//.exec(out);
-        if (m) resolve(m[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`memgit serve exited (${code}) before it served`)));
-    });
-    const status = () => fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    const kb = (text: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN);
-    const openedMb = kb(status(), 'VmRSS') / 1024;
-    let served = 0;
-    for (let round = 0; round < 3; round++) {
-      for (const page of pages) {
-        const res = await fetch(url + page);
-        await res.arrayBuffer();
-        if (res.status !== 200) throw new Error(`memgit serve ${page}: HTTP ${res.status}`);
-        served++;
-      }
-    }
-    return { openedMb, peakMb: kb(status(), 'VmHWM') / 1024, pages: served };
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -547,6 +509,7 @@ async function main(): Promise<void> {
     reads.push(result);
     for (const [name, s] of result.rows) log(`  ${name}: ${ms(s.median)}`);
   }
+  const memgitStores: SizeResult[] = opts.storeSizes.length ? await benchMemgitStores(CACHE, opts.storeSizes, readFiles, log) : [];
   const disk: DiskResult[] = [];
   for (const files of opts.files) {
     log(`disk: ${opts.diskCalls} calls over ${files} files, before and after gc`);
@@ -602,14 +565,14 @@ async function main(): Promise<void> {
       ? renderFleet(await benchFleet({ seconds: fleetSeconds, stores: Number(process.env.MEMGIT_BENCH_FLEET_STORES ?? (opts.quick ? 12 : 50)), clients: opts.quick ? 4 : 8, log }))
       : '';
   const report =
-    render(opts, writes, flat, reads, disk, (now() - started) / 1000) +
+    render(opts, writes, flat, reads, disk, memgitStores, (now() - started) / 1000) +
     [callLogSection, hostileSection, serverSection, abuseSection, replicationSection, redactionSection, detectorsSection, reviewSection, fleetSection].filter(Boolean).map((section) => `\n${section}`).join('');
   fs.mkdirSync(path.dirname(opts.out), { recursive: true });
   fs.writeFileSync(opts.out, report);
   log(`wrote ${path.relative(process.cwd(), opts.out)} (${((now() - started) / 1000).toFixed(0)} s)`);
 }
 
-function render(opts: Options, writes: WriteResult[], flat: FlatResult[], reads: ReadResult[], disk: DiskResult[], seconds: number): string {
+function render(opts: Options, writes: WriteResult[], flat: FlatResult[], reads: ReadResult[], disk: DiskResult[], memgitStores: SizeResult[], seconds: number): string {
   const v = versions();
   const cpus = os.cpus();
   const out: string[] = [];
@@ -704,15 +667,19 @@ function render(opts: Options, writes: WriteResult[], flat: FlatResult[], reads:
     );
   }
 
+  out.push(...renderMemgitStores(memgitStores));
   out.push(...renderDisk(disk));
 
   out.push('## Targets', '');
   out.push(...targets(opts, writes, flat, reads, disk), '');
+  out.push('### Stores as memgit writes them (at 100,000 commits)', '', ...memgitStoreTargets(memgitStores), '');
   out.push('## How the figures were taken', '');
   out.push(
-    '- Stores of N commits are generated once with `git fast-import` (bench/generate.ts; the real git CLI, setup only): the same commits memgit writes ' +
-      '(initialise commit, tool_use-id titles, Memory-* trailers, `.keep` rules), packed by git with deltas, then opened with `MemoryStore` to check out the ' +
-      'working tree and build the history index. The write benchmark runs on a copy, so its own calls add loose objects on top of a packed history, as in a ' +
+    '- Stores of N commits are generated once (bench/generate.ts) as memgit leaves them: every object written loose by memgit\'s own object ' +
+      'writer (the bytes its write path writes; without fsync, setup only), then packed by `memgit gc` (full; git pack-objects when git is ' +
+      'installed, as here), then opened with `MemoryStore` to check out the working tree and build the history index. The same commits as ' +
+      'memgit writes them (initialise commit, tool_use-id titles, Memory-* trailers, `.keep` rules); a `git fast-import` of the same history ' +
+      'must reach the same HEAD, and is kept as the git-packed variant (see the section on stores as memgit writes them). The write benchmark runs on a copy, so its own calls add loose objects on top of a packed history, as in a ' +
       'live store between automatic gcs. The first `files` calls create the files (in ten topic directories); later calls are one-line edits, one file ' +
       'getting every k-th call so that it has about 500 revisions; sessions are 50 calls long. Copies are written back to disk (`sync`) before ' +
       'anything is timed: on ext4 every fsync would otherwise wait for the copy\'s dirty pages.',

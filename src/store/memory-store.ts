@@ -293,6 +293,7 @@ export class MemoryStore {
     await this.jobs.stop(this.flags, this.replicationFlushMs);
     await this.callLog.close();
     this.objects.dropCaches(); // a shared cache budget gets this store's share back
+    this.history.close(); // the history file it reads lines from
   }
 
   /** The current HEAD commit, bringing the history index up to date with other processes' writes. */

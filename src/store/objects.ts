@@ -5,6 +5,7 @@ import type { BudgetSlot, CacheBudget } from './cache-budget';
 import type { DurableFs } from './durable-fs';
 import { blobOid, commitContent, encodeLoose, LooseType, treeContent } from './loose-object';
 import { LruMap } from './lru-map';
+import './native-inflate'; // isomorphic-git's reads inflate with node:zlib
 import { PackCacheTuner } from './pack-cache';
 
 /**

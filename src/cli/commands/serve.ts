@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { newOperatorToken, tokenProblem } from '../../operator/token';
 import { type MemoryStore, registerHolder } from '../../store';
+import { heapLine } from '../heap';
 import { fail, openStore, repoOption } from '../options';
 import type { CliServices, RunningStoreUi, StoreUiService } from '../services';
 
@@ -88,6 +89,7 @@ export async function serveUntilStopped(
   process.stdout.write(`memgit: audit UI for ${store.dir} at ${server.url}/ (Ctrl-C to stop)\n`);
   process.stdout.write(`memgit: ${server.accessNotice}\n`);
   if (options.publicUrl) process.stdout.write(`memgit: public URL ${options.publicUrl.origin}/\n`);
+  process.stdout.write(`${heapLine()}\n`);
   process.stdout.write(`memgit: answers requests for Host ${server.allowedHosts.join(', ')}; any other Host gets 421\n`);
   if (isWildcard(options.host) && !(options.allowedHost?.length || options.publicUrl)) {
     process.stdout.write(

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { MIN_TOKEN_LENGTH, newOperatorToken, tokenProblem } from '../../operator/token';
+import { heapLine } from '../heap';
 import { fail, positiveInteger } from '../options';
 import type { CliServices, ServerService } from '../services';
 
@@ -131,6 +132,7 @@ async function runServer(options: ServerCliOptions, service: ServerService): Pro
     fail(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`);
   }
   process.stderr.write(`memgit: server for the stores in ${root} at ${server.url}/ (SIGTERM or Ctrl-C to stop)\n`);
+  process.stderr.write(`${heapLine()}\n`);
   if (fleet) process.stderr.write(`memgit: fleet node ${fleet.node}, stores from ${fleet.remote}, --ack ${fleet.ack}\n`);
   if (fromEnv === undefined) process.stderr.write(`memgit: operator token for rollbacks in the UI (log in at ${server.url}/stores/<store>/login): ${token}\n`);
   const stop = (signal: string) => {

@@ -145,6 +145,51 @@ test.each([1, 2, 3])('randomised history %i: loaded through its snapshot, the in
   expect(queries(again)).toEqual(queries(reference2));
 });
 
+test('entries are read by position from the file as it was loaded: not kept in memory, a file renamed over it or a closed index changes no answer', async () => {
+  const dir = tempDir();
+  const head = await storeWithHistory(dir, 7, 60);
+  const reference = await indexOf(dir, head);
+  await indexOf(dir, head, SNAPSHOT); // writes the snapshot
+  const expected = queries(reference);
+
+  // Loaded through the snapshot, nothing parsed yet; then the file is replaced by a rewrite (a new file
+  // renamed into place, as memgit rewrites it) holding other bytes at every position.
+  const fast = await indexOf(dir, head, SNAPSHOT);
+  expect(fast.snapshotEntries).toBe(reference.size);
+  expect(openDescriptorsOf(fast.file)).toBe(1); // the lines are read from the file, held open
+  const original = fs.readFileSync(fast.file);
+  const replacement = `${fast.file}.other`;
+  fs.writeFileSync(replacement, Buffer.from(original.toString('utf8').replace(/"commit":"[0-9a-f]{40}"/g, `"commit":"${'0'.repeat(40)}"`), 'utf8'));
+  fs.renameSync(replacement, fast.file);
+  // Single entries read at their positions from the descriptor opened at load, then all() in one read.
+  expect(queries(fast)).toEqual(expected);
+  expect(openDescriptorsOf(fast.file)).toBe(0); // all() parsed every line: the file is let go
+
+  // After close() (the store closed), an entry not parsed yet is read from the file at its path, checked
+  // against the snapshot as ever.
+  fs.writeFileSync(fast.file, original);
+  const closed = await indexOf(dir, head, SNAPSHOT);
+  closed.close();
+  expect(closed.at(3)).toEqual(reference.at(3));
+  expect(queries(closed)).toEqual(expected);
+  reference.close();
+});
+
+/** How many of this process's descriptors are open on `file` (or on a file that was at its path, since replaced). */
+function openDescriptorsOf(file: string): number {
+  let n = 0;
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue;
+    }
+    if (target === file || target === `${file} (deleted)`) n++;
+  }
+  return n;
+}
+
 test('facts: an index without them (cold open) has the same missing facts and backfill through a snapshot; the rewrite makes it stale', async () => {
   const dir = tempDir();
   await storeWithHistory(dir, 7, 40);
