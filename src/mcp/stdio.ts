@@ -40,9 +40,16 @@ export async function serveMcpOverStdio(store: MemoryStore, options: StdioMcpOpt
   };
   // The SDK's stdio transport does not notice the client going away; stdin ending is that signal. A client
   // may end stdin right after its last request: that request still runs and is answered before we close.
-  process.stdin.once('end', () => void unanswered.drained(DRAIN_LIMIT_MS).then(close));
+  const onStdinEnd = () => void unanswered.drained(DRAIN_LIMIT_MS).then(close);
+  process.stdin.once('end', onStdinEnd);
   // A client killed outright closes our stdout: answers can no longer be delivered (EPIPE), so stop.
-  process.stdout.once('error', () => void close());
+  const onStdoutError = () => void close();
+  process.stdout.once('error', onStdoutError);
+  // Served more than once in a process (a library caller, the tests), each serving takes its listeners with it.
+  void closed.then(() => {
+    process.stdin.off('end', onStdinEnd);
+    process.stdout.off('error', onStdoutError);
+  });
   return { session, closed, close };
 }
 

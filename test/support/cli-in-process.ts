@@ -56,6 +56,7 @@ export async function memgitInProcess(args: string[], env: Record<string, string
     stdoutListeners: process.stdout.listeners('error'),
     stderrListeners: process.stderr.listeners('error'),
     env: { ...process.env },
+    maxListeners: [process.stdout.getMaxListeners(), process.stderr.getMaxListeners()],
     stdoutTTY: Object.getOwnPropertyDescriptor(process.stdout, 'isTTY'),
     stderrTTY: Object.getOwnPropertyDescriptor(process.stderr, 'isTTY'),
   };
@@ -69,6 +70,10 @@ export async function memgitInProcess(args: string[], env: Record<string, string
   // Captured output is a pipe, not a terminal (jest in band may run in one): no widths, no progress lines.
   Object.defineProperty(process.stdout, 'isTTY', { value: undefined, configurable: true, writable: true });
   Object.defineProperty(process.stderr, 'isTTY', { value: undefined, configurable: true, writable: true });
+  // The worker's streams may carry 'error' listeners of earlier test files (jest keeps one process per
+  // worker); node's warning about more than ten would land in the captured stderr of a run that added one.
+  // The bound counts from what the run found, so a CLI run that piles up listeners itself is still warned of.
+  for (const stream of [process.stdout, process.stderr]) stream.setMaxListeners(stream.listenerCount('error') + 10);
   process.stdout.write = capture(stdout);
   process.stderr.write = capture(stderr);
   process.exit = ((code?: number | string | null) => {
@@ -95,6 +100,8 @@ export async function memgitInProcess(args: string[], env: Record<string, string
     for (const [stream, before] of [[process.stdout, saved.stdoutListeners], [process.stderr, saved.stderrListeners]] as const) {
       for (const listener of stream.listeners('error')) if (!before.includes(listener)) stream.off('error', listener as (error: Error) => void);
     }
+    process.stdout.setMaxListeners(saved.maxListeners[0]);
+    process.stderr.setMaxListeners(saved.maxListeners[1]);
     for (const name of Object.keys(process.env)) if (!(name in saved.env)) delete process.env[name];
     Object.assign(process.env, saved.env);
     running = false;
