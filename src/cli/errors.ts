@@ -3,7 +3,7 @@ import { EXIT_CONFLICT, EXIT_ERROR, EXIT_USAGE } from './options';
 
 /**
  * The CLI's one table from error code to exit code, for an error no command handled itself (main prints
- * `memgit: <detail>` and exits with this). `null` is the documented default: EXIT_ERROR (1), "not found or
+ * `memgit: <message>` and exits with this). `null` is the documented default: EXIT_ERROR (1), "not found or
  * another error a user can act on". A malformed point is a usage error. (A rollback conflict is an
  * outcome, not an error: its exit code 2 comes from the outcome, rollback-output.ts.)
  */

@@ -45,9 +45,17 @@ export const EXIT_CODES_HELP =
   '2 conflict (a rollback that later calls built on; nothing was written); 64 usage error (bad option,\n' +
   'a path outside /memories, a malformed time or id).';
 
+/**
+ * The CLI's one error printer: `memgit: <message>` on stderr. Messages carry no `memgit: ` of their own
+ * (a MemgitError's, a command's), so the line has the prefix exactly once (test/cli/error-prefix.test.ts).
+ */
+export function printError(message: string): void {
+  process.stderr.write(`memgit: ${message}\n`);
+}
+
 /** Print a clear one-line error and exit non-zero, for errors a user can act on. */
 export function fail(message: string, code = EXIT_ERROR): never {
-  process.stderr.write(`memgit: ${message}\n`);
+  printError(message);
   process.exit(code);
 }
 

@@ -3,7 +3,7 @@ import { MemgitError } from '../store';
 import { COMMANDS } from './commands';
 import { exitCodeOf } from './errors';
 import { helpSettings, MemgitCommand } from './help-format';
-import { EXIT_CODES_HELP, EXIT_USAGE } from './options';
+import { EXIT_CODES_HELP, EXIT_USAGE, fail } from './options';
 import type { CliServices } from './services';
 
 const { version } = require('../../../package.json') as { version: string };
@@ -59,7 +59,7 @@ function stopQuietlyWhenOutputCloses(): void {
 
 const QUIET_ON_CLOSE = Symbol.for('memgit.cli.stopQuietlyWhenOutputCloses');
 
-/** Run the CLI on `argv`: a coded error no command handled is printed `memgit: <detail>` and exits by errors.ts. */
+/** Run the CLI on `argv`: a coded error no command handled is printed `memgit: <message>` (options.ts's printError) and exits by errors.ts. */
 export async function runProgram(argv: string[], services: CliServices): Promise<void> {
   stopQuietlyWhenOutputCloses();
   try {
@@ -67,10 +67,7 @@ export async function runProgram(argv: string[], services: CliServices): Promise
   } catch (error) {
     // Commander has printed its message (or the help) already.
     if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
-    if (error instanceof MemgitError) {
-      process.stderr.write(`memgit: ${error.detail}\n`);
-      process.exit(exitCodeOf(error.code));
-    }
+    if (error instanceof MemgitError) fail(error.message, exitCodeOf(error.code));
     throw error;
   }
 }

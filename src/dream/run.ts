@@ -94,7 +94,7 @@ export async function startDream(store: MemoryStore, client: Anthropic, options:
     checkDreamRequest({ inputs: [{ type: 'sessions', session_ids: options.sessions }], model, instructions: options.instructions ?? null });
     const known = new Set((await listSessions(historyContext(store))).map((s) => s.id));
     const unknown = options.sessions.find((s) => !known.has(s));
-    if (unknown !== undefined) throw new InvalidDreamError(`memgit: no session ${JSON.stringify(unknown)} in this store; nothing was started`);
+    if (unknown !== undefined) throw new InvalidDreamError(`no session ${JSON.stringify(unknown)} in this store; nothing was started`);
     sessions = [...new Set(options.sessions)];
   } else {
     sessions = await defaultDreamSessions(store);

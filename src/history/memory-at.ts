@@ -44,8 +44,8 @@ export interface DirectoryChild {
 export async function readFileAt(ctx: HistoryContext, virtualPath: string, at: HistoryEntry, options: { plainOnly?: boolean } = {}): Promise<{ text: string; oid: string; size: number }> {
   const entry = await ctx.store.objects.entryAt(await ctx.store.commitTree(at.commit), virtualPath.slice(1));
   const where = `at ${describePoint(at)}`;
-  if (!entry || (options.plainOnly && entry.type === 'blob' && entry.mode !== FILE_MODE)) throw new PathNotFoundError(`memgit: ${virtualPath} does not exist ${where}`);
-  if (entry.type !== 'blob' || virtualPath === MEMORY_ROOT) throw new PathNotFoundError(`memgit: ${virtualPath} is a directory ${where} (memgit ls lists it)`);
+  if (!entry || (options.plainOnly && entry.type === 'blob' && entry.mode !== FILE_MODE)) throw new PathNotFoundError(`${virtualPath} does not exist ${where}`);
+  if (entry.type !== 'blob' || virtualPath === MEMORY_ROOT) throw new PathNotFoundError(`${virtualPath} is a directory ${where} (memgit ls lists it)`);
   const text = await blobText(ctx.store.objects, entry.oid);
   return { text, oid: entry.oid, size: Buffer.byteLength(text, 'utf8') };
 }
@@ -55,7 +55,7 @@ export async function listAt(ctx: HistoryContext, virtualPath: string, at: Histo
   const { objects } = ctx.store;
   const repoPath = virtualPath.slice(1);
   const entry = await objects.entryAt(await ctx.store.commitTree(at.commit), repoPath);
-  if (!entry) throw new PathNotFoundError(`memgit: ${virtualPath} does not exist at ${describePoint(at)}`);
+  if (!entry) throw new PathNotFoundError(`${virtualPath} does not exist at ${describePoint(at)}`);
   if (entry.type === 'blob') return [{ path: virtualPath, type: 'file', size: (await objects.readBlob(entry.oid)).byteLength, oid: entry.oid }];
   const listing: MemoryListing[] = [];
   for (const [p, file] of await listFiles(objects, entry.oid, repoPath)) {

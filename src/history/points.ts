@@ -17,7 +17,7 @@ export { isIsoTime, parseIsoTime } from '../store';
 export async function pointAt(ctx: HistoryContext, ref: string | undefined, kind: RefKind = 'any'): Promise<HistoryEntry> {
   if (ref === undefined) {
     const head = ctx.store.history.head;
-    if (!head) throw new PointNotFoundError('HEAD', 'memgit: the store has no commits');
+    if (!head) throw new PointNotFoundError('HEAD', 'the store has no commits');
     return head;
   }
   return kind === 'any' ? ctx.store.resolvePoint(ref) : ctx.store.resolve(ref, kind);

@@ -8,8 +8,6 @@ export type { ErrorCode } from './error-codes';
  * message text. Every public error of memgit extends MemgitError.
  */
 
-const LIBRARY_PREFIX = 'memgit: ';
-
 export class MemgitError extends Error {
   /** The class's failure mode (error-codes.ts); every subclass names its own. */
   static readonly code: ErrorCode = 'memgit_error';
@@ -25,18 +23,17 @@ export class MemgitError extends Error {
   }
 
   /**
-   * The message for people, as every edge shows it: without the `memgit: ` that the library's messages
-   * have always begun with (kept in `message` for the callers that match it); the CLI adds it back when
-   * it prints, the HTTP and MCP edges do not.
+   * The message for people, as every edge shows it: the same text as `message`, which begins with no
+   * `memgit: ` (the CLI adds that when it prints an error; the HTTP API, MCP and the UI show it as is).
+   * Kept as a name of its own for the callers that use it.
    */
   get detail(): string {
-    return this.message.startsWith(LIBRARY_PREFIX) ? this.message.slice(LIBRARY_PREFIX.length) : this.message;
+    return this.message;
   }
 }
 
-/** What to show of any error: a memgit error's `detail`, another's message. */
+/** What to show of any error: its message (a memgit error's `detail`), or the value as a string. */
 export function errorDetail(error: unknown): string {
-  if (error instanceof MemgitError) return error.detail;
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -50,7 +47,7 @@ export class StoreClosedError extends MemgitError {
   static override readonly code: ErrorCode = 'store_closed';
 
   constructor() {
-    super('memgit: the store is closed');
+    super('the store is closed');
   }
 }
 
@@ -59,7 +56,7 @@ export class CommitNotFoundError extends MemgitError {
   static override readonly code: ErrorCode = 'commit_not_found';
 
   constructor(readonly ref: string) {
-    super(`memgit: no commit or tool_use id ${JSON.stringify(ref)} in this store`);
+    super(`no commit or tool_use id ${JSON.stringify(ref)} in this store`);
   }
 }
 
@@ -78,7 +75,7 @@ export class LockTimeoutError extends MemgitError {
   static override readonly code: ErrorCode = 'lock_timeout';
 
   constructor(readonly lockPath: string, waitedMs: number) {
-    super(`memgit: the store is locked by another writer (${lockPath}); gave up after ${waitedMs} ms`);
+    super(`the store is locked by another writer (${lockPath}); gave up after ${waitedMs} ms`);
   }
 }
 
@@ -97,7 +94,7 @@ export class StaleHeadError extends MemgitError {
     readonly actual: string,
     message?: string,
   ) {
-    super(message ?? `memgit: the store changed since the preview (HEAD is now ${actual.slice(0, 12)}, not ${expected.slice(0, 12)}); review the new preview`);
+    super(message ?? `the store changed since the preview (HEAD is now ${actual.slice(0, 12)}, not ${expected.slice(0, 12)}); review the new preview`);
   }
 }
 
@@ -114,7 +111,7 @@ export class ReplicationStoppedError extends MemgitError {
     readonly remote: string,
     readonly reason: string,
   ) {
-    super(`memgit: replication to ${remote} is stopped: ${reason}`);
+    super(`replication to ${remote} is stopped: ${reason}`);
   }
 }
 
@@ -123,7 +120,7 @@ export class ReadOnlyStoreError extends MemgitError {
   static override readonly code: ErrorCode = 'read_only_store';
 
   constructor() {
-    super('memgit: this store is a read-only clone for auditing; it takes no writes (memgit restore-from makes a writable copy)');
+    super('this store is a read-only clone for auditing; it takes no writes (memgit restore-from makes a writable copy)');
   }
 }
 
@@ -135,7 +132,7 @@ export class SessionKeyError extends MemgitError {
   static override readonly code: ErrorCode = 'session_key_conflict';
 
   constructor(readonly session: string) {
-    super(`memgit: session ${JSON.stringify(session.slice(0, 128))} was begun by another key (or by a local writer); only that key may add calls to it: start a new session id`);
+    super(`session ${JSON.stringify(session.slice(0, 128))} was begun by another key (or by a local writer); only that key may add calls to it: start a new session id`);
   }
 }
 
@@ -158,7 +155,7 @@ export class AmbiguousRefError extends CommitNotFoundError {
     const list = shown
       .map((c) => (c.kind === 'call' ? `call ${c.toolUseId} (commit ${c.commit.slice(0, 12)})` : `commit ${c.commit}`))
       .join(', ') + (more > 0 ? ` and ${more} more` : '');
-    this.message = `memgit: ${JSON.stringify(ref)} is ambiguous: it names ${list}; say which with commit:<id> or call:<tool_use id>`;
+    this.message = `${JSON.stringify(ref)} is ambiguous: it names ${list}; say which with commit:<id> or call:<tool_use id>`;
   }
 }
 
@@ -197,7 +194,7 @@ export class ReviewNotFoundError extends MemgitError {
   static override readonly code: ErrorCode = 'review_not_found';
 
   constructor(readonly id: string) {
-    super(`memgit: no review ${JSON.stringify(id)} in this store`);
+    super(`no review ${JSON.stringify(id)} in this store`);
   }
 }
 
@@ -224,7 +221,7 @@ export class DreamNotFoundError extends MemgitError {
   static override readonly code: ErrorCode = 'dream_not_found';
 
   constructor(readonly id: string) {
-    super(`memgit: no dream ${JSON.stringify(id)} in this store`);
+    super(`no dream ${JSON.stringify(id)} in this store`);
   }
 }
 
@@ -233,6 +230,6 @@ export class DreamRunningError extends MemgitError {
   static override readonly code: ErrorCode = 'dream_running';
 
   constructor(readonly running: string) {
-    super(`memgit: dream ${running} is running on this store (one at a time); nothing was started`);
+    super(`dream ${running} is running on this store (one at a time); nothing was started`);
   }
 }

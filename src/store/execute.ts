@@ -56,7 +56,7 @@ export class CallExecutor {
     const sessionProblem = newIdProblem(context.session);
     if (sessionProblem) return fail(`Error: Invalid session id ${JSON.stringify(context.session)}: ${sessionProblem}`);
     if (context.key !== undefined && !(typeof context.key === 'string' && KEY_ID_PATTERN.test(context.key))) {
-      throw new InvalidToolUseError(`memgit: invalid key id ${JSON.stringify(context.key)}`);
+      throw new InvalidToolUseError(`invalid key id ${JSON.stringify(context.key)}`);
     }
     const input = block.input;
     const command = isRecord(input) ? input.command : undefined;

@@ -64,7 +64,7 @@ export function memoriesFolderOf(dir: string): string {
   const inner = path.join(dir, 'memories');
   if (fs.statSync(inner, { throwIfNoEntry: false })?.isDirectory()) return inner;
   if (path.basename(path.resolve(dir)) === 'memories' && fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return path.resolve(dir);
-  throw new ImportRefusedError(`memgit: ${dir} holds no memories/ folder (give the folder given to BetaLocalFilesystemMemoryTool, or its memories/ folder)`);
+  throw new ImportRefusedError(`${dir} holds no memories/ folder (give the folder given to BetaLocalFilesystemMemoryTool, or its memories/ folder)`);
 }
 
 export async function importMemoryDir(store: MemoryStore, dir: string, options: ImportOptions): Promise<ImportReport> {
@@ -85,7 +85,7 @@ export async function importMemoryDir(store: MemoryStore, dir: string, options: 
     planned = await checkAgainst(store, await readMemoryFiles(store.objects, await store.commitTree(await store.refreshHead())), candidates);
   } catch (error) {
     if (error instanceof ImportRefusedError) throw error;
-    throw Object.assign(new ImportFailedError(`memgit: the import failed before writing anything (${messageOf(error)}); nothing was imported`), { cause: error });
+    throw Object.assign(new ImportFailedError(`the import failed before writing anything (${messageOf(error)}); nothing was imported`), { cause: error });
   }
   report.unchanged = unchanged(planned);
   if (options.dryRun || planned.length === 0) {
@@ -128,12 +128,12 @@ export async function importMemoryDir(store: MemoryStore, dir: string, options: 
 async function failure(store: MemoryStore, startHead: string | null, error: unknown): Promise<Error> {
   const reason = messageOf(error);
   // Failed before the write began (the lock, the repair of an earlier write): nothing was written.
-  if (startHead === null) return Object.assign(new ImportFailedError(`memgit: the import failed before writing anything (${reason}); nothing was imported`), { cause: error });
+  if (startHead === null) return Object.assign(new ImportFailedError(`the import failed before writing anything (${reason}); nothing was imported`), { cause: error });
   const now = await store.refreshHead().catch(() => null);
   const text =
     now === startHead
-      ? `memgit: the import failed (${reason}); nothing was imported (HEAD is still ${startHead.slice(0, 12)})`
-      : `memgit: the import failed (${reason}) and the store's HEAD could not be confirmed` +
+      ? `the import failed (${reason}); nothing was imported (HEAD is still ${startHead.slice(0, 12)})`
+      : `the import failed (${reason}) and the store's HEAD could not be confirmed` +
         `${now ? ` (it is ${now.slice(0, 12)}, the import started at ${startHead.slice(0, 12)})` : ''}; check it with \`memgit log\``;
   return Object.assign(new ImportFailedError(text), { cause: error });
 }
@@ -148,7 +148,7 @@ function collect(source: string, maxFileBytes: number, skipped: ImportReport['sk
   const seen = new Map<string, string>();
   const unreadable = (shown: string, error: unknown): never => {
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new ImportRefusedError(`memgit: cannot read ${shown} (${code}); nothing was imported`);
+    throw new ImportRefusedError(`cannot read ${shown} (${code}); nothing was imported`);
   };
   const walk = (dir: string, rel: string) => {
     let entries: fs.Dirent[] = [];
@@ -216,11 +216,11 @@ async function checkAgainst(store: MemoryStore, files: Awaited<ReturnType<typeof
     const existing = files.get(c.repoPath);
     if (existing && !isKeep(c.repoPath)) {
       if (existing.oid === (await store.objects.hashBlob(c.bytes))) continue;
-      throw new ImportRefusedError(`memgit: ${c.virtual} is already in the store with other content; nothing was imported`);
+      throw new ImportRefusedError(`${c.virtual} is already in the store with other content; nothing was imported`);
     }
-    if (dirs.has(c.repoPath)) throw new ImportRefusedError(`memgit: ${c.virtual} is a directory in the store; nothing was imported`);
+    if (dirs.has(c.repoPath)) throw new ImportRefusedError(`${c.virtual} is a directory in the store; nothing was imported`);
     for (let d = c.repoPath.slice(0, c.repoPath.lastIndexOf('/')); d.includes('/'); d = d.slice(0, d.lastIndexOf('/'))) {
-      if (files.has(d)) throw new ImportRefusedError(`memgit: /${d} is a file in the store, so ${c.virtual} cannot be imported; nothing was imported`);
+      if (files.has(d)) throw new ImportRefusedError(`/${d} is a file in the store, so ${c.virtual} cannot be imported; nothing was imported`);
     }
     fresh.push(c);
   }

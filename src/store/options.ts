@@ -32,7 +32,7 @@ export function checkStoreOptions(options: StoreOptions): void {
 export function checkedClock(clock: () => number = Date.now): () => number {
   return () => {
     const millis = clock();
-    if (!Number.isSafeInteger(millis) || millis < 0) throw new TypeError(`memgit: the store's clock returned ${JSON.stringify(millis)}, not milliseconds since the epoch`);
+    if (!Number.isSafeInteger(millis) || millis < 0) throw new TypeError(`the store's clock returned ${JSON.stringify(millis)}, not milliseconds since the epoch`);
     return millis;
   };
 }

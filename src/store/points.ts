@@ -47,7 +47,7 @@ export function impossibleDate(value: string): string | null {
  */
 export function parseIsoTime(value: string, options: { endOfDay?: boolean } = {}): number {
   if (!isIsoTime(value)) {
-    throw new InvalidPointError(`memgit: ${JSON.stringify(value)} is not an ISO date or date-time (e.g. 2026-12-02 or 2026-12-02T15:30:00Z)`);
+    throw new InvalidPointError(`${JSON.stringify(value)} is not an ISO date or date-time (e.g. 2026-12-02 or 2026-12-02T15:30:00Z)`);
   }
   const normalised = value.replace(' ', 'T');
   const dateOnly = !normalised.includes('T');
@@ -56,7 +56,7 @@ export function parseIsoTime(value: string, options: { endOfDay?: boolean } = {}
   const millis = Date.parse(iso);
   // Date.parse rolls 2026-02-30 over to March, with or without a time of day: check the calendar date.
   if (Number.isNaN(millis) || impossibleDate(normalised) !== null) {
-    throw new InvalidPointError(`memgit: ${JSON.stringify(value)} is not a valid time`);
+    throw new InvalidPointError(`${JSON.stringify(value)} is not a valid time`);
   }
   const seconds = Math.floor(millis / 1000);
   if (!options.endOfDay) return seconds;
@@ -72,7 +72,7 @@ interface Reading {
 /** The commit a point names; see the module comment for the forms. */
 export function resolvePoint(history: HistoryIndex, ref: string): HistoryEntry {
   if (typeof ref !== 'string' || ref === '' || ref.length > MAX_REF_LENGTH || (/[\s\0-\x1f\x7f]/.test(ref) && !isIsoTime(ref))) {
-    throw new InvalidPointError(`memgit: ${JSON.stringify(ref)} is not a point in history: name a tool_use id, a commit, HEAD, HEAD~N or an ISO time`);
+    throw new InvalidPointError(`${JSON.stringify(ref)} is not a point in history: name a tool_use id, a commit, HEAD, HEAD~N or an ISO time`);
   }
   // `commit:<id>` and `call:<tool_use id>` name their kind (links and forms use them): resolve-ref.ts answers.
   if (/^(commit|call):/.test(ref) && !history.byToolUseId(ref)) return resolveRef(history, ref);
@@ -104,25 +104,25 @@ export function resolvePoint(history: HistoryIndex, ref: string): HistoryEntry {
     }
     const matches = history.all().filter((e) => e.commit.startsWith(lower));
     if (matches.length > 1) {
-      throw new AmbiguousPointError(`memgit: the abbreviation ${ref} matches ${matches.length} commits (${matches.slice(0, 4).map((e) => e.commit.slice(0, 12)).join(', ')}${matches.length > 4 ? ', …' : ''}); give more digits`);
+      throw new AmbiguousPointError(`the abbreviation ${ref} matches ${matches.length} commits (${matches.slice(0, 4).map((e) => e.commit.slice(0, 12)).join(', ')}${matches.length > 4 ? ', …' : ''}); give more digits`);
     }
     if (matches.length === 1) readings.push({ how: `commit ${matches[0].commit.slice(0, 12)}`, entry: matches[0] });
   }
   const distinct = new Set(readings.map((r) => r.entry.commit));
   if (distinct.size > 1) {
     throw new AmbiguousPointError(
-      `memgit: ${JSON.stringify(ref)} names more than one point: ${readings.map((r) => `${r.how} (commit ${r.entry.commit.slice(0, 12)})`).join('; ')}; use the full commit id`,
+      `${JSON.stringify(ref)} names more than one point: ${readings.map((r) => `${r.how} (commit ${r.entry.commit.slice(0, 12)})`).join('; ')}; use the full commit id`,
     );
   }
   if (readings.length === 0 && notFound) throw notFound;
-  if (readings.length === 0) throw new PointNotFoundError(ref, `memgit: no commit or tool_use id ${JSON.stringify(ref)} in this store`);
+  if (readings.length === 0) throw new PointNotFoundError(ref, `no commit or tool_use id ${JSON.stringify(ref)} in this store`);
   return readings[0].entry;
 }
 
 function headRelative(history: HistoryIndex, ref: string, back: number): HistoryEntry {
   const position = history.size - 1 - back;
   const entry = position >= 0 ? history.at(position) : undefined;
-  if (!entry) throw new PointNotFoundError(ref, `memgit: ${ref} goes back further than the first commit (the store has ${history.size} commits)`);
+  if (!entry) throw new PointNotFoundError(ref, `${ref} goes back further than the first commit (the store has ${history.size} commits)`);
   return entry;
 }
 
@@ -134,6 +134,6 @@ function atTime(history: HistoryIndex, ref: string): HistoryEntry {
   const first = entries[0];
   throw new PointNotFoundError(
     ref,
-    `memgit: the store did not exist yet at ${ref}${first ? ` (its first commit is at ${new Date(first.time * 1000).toISOString()})` : ''}`,
+    `the store did not exist yet at ${ref}${first ? ` (its first commit is at ${new Date(first.time * 1000).toISOString()})` : ''}`,
   );
 }

@@ -91,9 +91,9 @@ export function createMemoryTool(
 
 /** The tool_use block's id and input, or InvalidToolUseError (exported for edges that check before a store is touched). */
 export function asMemoryToolUse(value: unknown): { id: unknown; input: unknown } {
-  if (!isRecord(value)) throw new InvalidToolUseError('memgit: expected a tool_use block (an object)');
-  if (value.type !== 'tool_use') throw new InvalidToolUseError(`memgit: expected type "tool_use", got ${JSON.stringify(value.type)}`);
-  if (value.name !== 'memory') throw new InvalidToolUseError(`memgit: expected the memory tool (name "memory"), got ${JSON.stringify(value.name)}`);
+  if (!isRecord(value)) throw new InvalidToolUseError('expected a tool_use block (an object)');
+  if (value.type !== 'tool_use') throw new InvalidToolUseError(`expected type "tool_use", got ${JSON.stringify(value.type)}`);
+  if (value.name !== 'memory') throw new InvalidToolUseError(`expected the memory tool (name "memory"), got ${JSON.stringify(value.name)}`);
   return { id: value.id, input: value.input };
 }
 

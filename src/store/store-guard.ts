@@ -26,7 +26,7 @@ export function markerPath(gitdir: string): string {
 
 export async function inspectStoreDir(dir: string, create: boolean): Promise<StoreKind> {
   const stat = await fs.promises.stat(dir).catch(() => null);
-  if (stat && !stat.isDirectory()) throw new NotAStoreError(`memgit: ${dir} is not a folder`);
+  if (stat && !stat.isDirectory()) throw new NotAStoreError(`${dir} is not a folder`);
   const gitdir = path.join(dir, '.git');
   const gitEntries = await fs.promises.readdir(gitdir).catch(() => null);
   // A claim killed before its marker landed: `.git` holds nothing but memgit's own folder (git makes HEAD,
@@ -40,12 +40,12 @@ export async function inspectStoreDir(dir: string, create: boolean): Promise<Sto
     }
     // An ordinary project repository (or one just made with `git init`): configuring it or committing
     // onto its branch would be vandalism, and a read-only command must not even leave a lock file.
-    throw new NotAStoreError(`memgit: ${dir} is a git repository that memgit did not create; choose an empty folder for the store`);
+    throw new NotAStoreError(`${dir} is a git repository that memgit did not create; choose an empty folder for the store`);
   }
-  if (!create) throw new NotAStoreError(`memgit: there is no memgit store at ${dir} (pass --repo DIR or set MEMGIT_REPO; \`memgit exec\` creates one)`);
+  if (!create) throw new NotAStoreError(`there is no memgit store at ${dir} (pass --repo DIR or set MEMGIT_REPO; \`memgit exec\` creates one)`);
   const existing = stat ? (await fs.promises.readdir(dir)).filter((name) => name !== 'README.md' && name !== '.git') : [];
   if (existing.length > 0) {
-    throw new NotAStoreError(`memgit: ${dir} is not empty and is not a git repository; choose an empty folder`);
+    throw new NotAStoreError(`${dir} is not empty and is not a git repository; choose an empty folder`);
   }
   return 'new';
 }
@@ -103,6 +103,6 @@ export async function tightenPermissions(dir: string): Promise<number> {
 /** A store whose first open was interrupted before it was configured: only a creating open finishes it. */
 export class NotFinishedError extends NotAStoreError {
   constructor(dir: string) {
-    super(`memgit: the store at ${dir} was never finished (its first open was interrupted); \`memgit exec\` finishes it`);
+    super(`the store at ${dir} was never finished (its first open was interrupted); \`memgit exec\` finishes it`);
   }
 }

@@ -177,21 +177,21 @@ export class Timeline {
 
 /** Validate and normalise what a caller records; a malformed event is a bug in the caller. */
 function toRecord(session: string, event: NewTimelineEvent): TimelineRecord {
-  if (!isValidId(session)) throw new TypeError(`memgit: invalid session id ${JSON.stringify(session)}`);
+  if (!isValidId(session)) throw new TypeError(`invalid session id ${JSON.stringify(session)}`);
   const afterCommit = event.afterCommit ?? null;
   const afterToolUseId = event.afterToolUseId ?? null;
   if (afterCommit !== null && !(typeof afterCommit === 'string' && COMMIT_ID.test(afterCommit))) {
-    throw new TypeError(`memgit: afterCommit must be a full commit id, got ${JSON.stringify(afterCommit)}`);
+    throw new TypeError(`afterCommit must be a full commit id, got ${JSON.stringify(afterCommit)}`);
   }
   if (afterToolUseId !== null && !isValidId(afterToolUseId)) {
-    throw new TypeError(`memgit: invalid afterToolUseId ${JSON.stringify(afterToolUseId)}`);
+    throw new TypeError(`invalid afterToolUseId ${JSON.stringify(afterToolUseId)}`);
   }
   const time = event.time ?? Date.now();
-  if (!Number.isSafeInteger(time) || time < 0) throw new TypeError(`memgit: invalid event time ${JSON.stringify(time)}`);
+  if (!Number.isSafeInteger(time) || time < 0) throw new TypeError(`invalid event time ${JSON.stringify(time)}`);
   const base = { v: TIMELINE_VERSION, session, time, afterCommit, afterToolUseId } as const;
   if (event.kind === 'compaction') {
     const whole = event.summary;
-    if (whole !== null && typeof whole !== 'string') throw new TypeError('memgit: a compaction summary is a string or null');
+    if (whole !== null && typeof whole !== 'string') throw new TypeError('a compaction summary is a string or null');
     const summary = whole === null ? null : boundText(whole, MAX_SUMMARY_CHARS);
     return {
       ...base,
@@ -204,19 +204,19 @@ function toRecord(session: string, event: NewTimelineEvent): TimelineRecord {
   }
   if (event.kind === 'context_cleared') {
     if (typeof event.edit !== 'string' || !EDIT_TYPE.test(event.edit)) {
-      throw new TypeError(`memgit: invalid context edit type ${JSON.stringify(event.edit)}`);
+      throw new TypeError(`invalid context edit type ${JSON.stringify(event.edit)}`);
     }
     const record: TimelineRecord = { ...base, kind: 'context_cleared', edit: event.edit, clearedInputTokens: count(event.clearedInputTokens) };
     if (event.clearedToolUses !== undefined) record.clearedToolUses = count(event.clearedToolUses);
     if (event.clearedThinkingTurns !== undefined) record.clearedThinkingTurns = count(event.clearedThinkingTurns);
     return record;
   }
-  throw new TypeError(`memgit: unknown timeline event kind ${JSON.stringify((event as { kind?: unknown }).kind)}`);
+  throw new TypeError(`unknown timeline event kind ${JSON.stringify((event as { kind?: unknown }).kind)}`);
 }
 
 function count(value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(`memgit: expected a count (a non-negative integer), got ${JSON.stringify(value)}`);
+    throw new TypeError(`expected a count (a non-negative integer), got ${JSON.stringify(value)}`);
   }
   return value;
 }

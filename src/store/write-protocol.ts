@@ -82,7 +82,7 @@ export class WriteProtocol {
     try {
       return await resolveHead(this.parts.gitdir, this.parts.durableFs.gitFs);
     } catch (error) {
-      throw Object.assign(new StoreCorruptError(`memgit: HEAD of ${this.parts.dir} does not resolve: ${(error as Error).message}`), { cause: error });
+      throw Object.assign(new StoreCorruptError(`HEAD of ${this.parts.dir} does not resolve: ${(error as Error).message}`), { cause: error });
     }
   }
 
@@ -207,7 +207,7 @@ export class WriteProtocol {
    */
   async createRef(ref: string, commit: string): Promise<void> {
     checkRefName(ref);
-    if (ref === `refs/heads/${STORE_BRANCH}`) throw new Error(`memgit: refusing to create ${ref}`);
+    if (ref === `refs/heads/${STORE_BRANCH}`) throw new Error(`refusing to create ${ref}`);
     const refFile = path.join(this.parts.gitdir, ref);
     fs.mkdirSync(path.dirname(refFile), { recursive: true, mode: DIR_MODE });
     await this.parts.durableFs.writeFileAfterFlush(refFile, `${commit}\n`);
@@ -220,7 +220,7 @@ export class WriteProtocol {
    */
   async deleteRef(ref: string): Promise<void> {
     checkRefName(ref);
-    if (ref === `refs/heads/${STORE_BRANCH}`) throw new Error(`memgit: refusing to delete ${ref}`);
+    if (ref === `refs/heads/${STORE_BRANCH}`) throw new Error(`refusing to delete ${ref}`);
     const refFile = path.join(this.parts.gitdir, ref);
     await fs.promises.rm(refFile, { force: true });
     if (this.parts.durableFs.fsync) await syncDir(path.dirname(refFile));
@@ -383,7 +383,7 @@ export class WriteProtocol {
       const head = await this.refreshHead();
       if (commit === head) return;
       if (!(await git.isDescendent({ fs: durableFs.gitFs, gitdir, oid: commit, ancestor: head, depth: -1 }))) {
-        throw new StoreCorruptError(`memgit: ${commit.slice(0, 12)} does not descend from HEAD ${head.slice(0, 12)}; refusing to move the branch`);
+        throw new StoreCorruptError(`${commit.slice(0, 12)} does not descend from HEAD ${head.slice(0, 12)}; refusing to move the branch`);
       }
       const headTree = await trees.commitTree(head);
       const newTree = await trees.commitTree(commit);
@@ -516,7 +516,7 @@ export class WriteProtocol {
 
 /** A ref memgit may write beside its branch: refs/heads/… or refs/memgit/…, plain segments only. */
 function checkRefName(ref: string): void {
-  if (!/^refs\/(heads|memgit)\/[A-Za-z0-9_%-]+(\/[A-Za-z0-9_%-]+)*$/.test(ref)) throw new Error(`memgit: not a ref memgit writes: ${JSON.stringify(ref)}`);
+  if (!/^refs\/(heads|memgit)\/[A-Za-z0-9_%-]+(\/[A-Za-z0-9_%-]+)*$/.test(ref)) throw new Error(`not a ref memgit writes: ${JSON.stringify(ref)}`);
 }
 
 /** One commit of a chain written by commitChange. */

@@ -350,7 +350,7 @@ export class StoreRegistry {
   private async openUngated(id: string, dir: string, options: { create: boolean; key?: string }): Promise<MemoryStore> {
     const state = await this.folderState(dir, id);
     if (state === 'store') return MemoryStore.open(dir, { ...this.storeOptions, create: options.create });
-    if (state === 'not-a-store') throw new NotAStoreError(`memgit: ${dir} is not a store: its .git is not a real folder inside it`);
+    if (state === 'not-a-store') throw new NotAStoreError(`${dir} is not a store: its .git is not a real folder inside it`);
     if (!options.create) throw new StoreNotFoundError(id);
     await this.assertNewId(id);
     const key = options.key;

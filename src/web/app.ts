@@ -57,7 +57,7 @@ export function findViewsDir(from = __dirname): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'views');
     if (fs.existsSync(path.join(candidate, 'layout.njk'))) return candidate;
-    if (path.dirname(dir) === dir) throw new Error(`memgit: cannot find the views directory above ${from}`);
+    if (path.dirname(dir) === dir) throw new Error(`cannot find the views directory above ${from}`);
   }
 }
 
@@ -98,7 +98,7 @@ export function createApp(options: AppOptions): Express {
   app.use(hostCheck(options.allowedHosts ?? []));
   app.use(securityHeaders({ https }));
   if (options.readsNeedLogin) {
-    if (!auth) throw new Error('memgit: reads need the operator login, but no operator token was given');
+    if (!auth) throw new Error('reads need the operator login, but no operator token was given');
     app.use(auth.cookies, auth.readGate());
   }
   app.use('/static', express.static(path.join(viewsDir, 'static'), { maxAge: '1h', index: false }));

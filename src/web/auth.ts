@@ -92,7 +92,7 @@ export class OperatorAuth {
     options: OperatorAuthOptions = {},
   ) {
     const problem = tokenProblem(token);
-    if (problem) throw new Error(`memgit: ${problem}`);
+    if (problem) throw new Error(problem);
     this.secure = options.secureCookies ?? false;
     this.failureKey = options.failureKey ?? clientKey;
     this.csrf = doubleCsrf({

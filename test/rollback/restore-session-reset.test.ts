@@ -38,7 +38,7 @@ describe('restore a path as it was after a call', () => {
 
     const refused = await store.restore('/memories/proj', { ...OPERATOR, at: 'toolu_03' }).catch((e: unknown) => e);
     expect((refused as Error).message).toBe(
-      'memgit: restore /memories/proj at toolu_03 would delete /memories/proj/later.md (not there after toolu_03); nothing was written. Pass --delete (library: `delete: true`) to delete.',
+      'restore /memories/proj at toolu_03 would delete /memories/proj/later.md (not there after toolu_03); nothing was written. Pass --delete (library: `delete: true`) to delete.',
     );
     await store.restore('/memories/proj', { ...OPERATOR, at: 'toolu_03', delete: true });
 

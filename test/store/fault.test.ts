@@ -14,7 +14,7 @@ test.each([
 ])('%s is a %s fault', (code, kind, reason) => {
   expect(classifyFault(errno(code))).toBe(kind);
   // Wrapped errors are classified by their cause.
-  expect(classifyFault(Object.assign(new StoreCorruptError('memgit: HEAD of /home/u/store does not resolve'), { cause: errno(code) }))).toBe(kind);
+  expect(classifyFault(Object.assign(new StoreCorruptError('HEAD of /home/u/store does not resolve'), { cause: errno(code) }))).toBe(kind);
   expect(faultText(classifyFault(errno(code)))).toBe(`Error: The memory store could not complete this command (${reason}). Nothing was changed.`);
 });
 
@@ -28,7 +28,7 @@ test('only misuse of the API is thrown; the operator log keeps the details', () 
   expect(isApiMisuse(new StoreClosedError())).toBe(true);
   expect(isApiMisuse(new InvalidToolUseError('x'))).toBe(true);
   expect(isApiMisuse(errno('EIO'))).toBe(false);
-  const wrapped = Object.assign(new StoreCorruptError('memgit: HEAD of /home/u/store does not resolve'), { cause: errno('EIO') });
+  const wrapped = Object.assign(new StoreCorruptError('HEAD of /home/u/store does not resolve'), { cause: errno('EIO') });
   expect(describeError(wrapped)).toContain('/home/u/store/.git/x');
   expect(describeError(errno('ENOSPC'))).toContain('ENOSPC');
 });

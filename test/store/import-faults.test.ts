@@ -120,7 +120,7 @@ async function runPoint(failAt: number, code: FaultCode, tally: { applied: numbe
     if (after.head === seedHead) {
       tally.notApplied++;
       if (run.error === undefined) problems.push('nothing imported, yet the import reported success');
-      else if (!(run.error instanceof ImportFailedError) || !/^memgit: the import failed (before writing anything )?\(.*\); nothing was imported( \(HEAD is still [0-9a-f]{12}\))?$/.test(run.error.message)) {
+      else if (!(run.error instanceof ImportFailedError) || !/^the import failed (before writing anything )?\(.*\); nothing was imported( \(HEAD is still [0-9a-f]{12}\))?$/.test(run.error.message)) {
         problems.push(`the failure said ${(run.error as Error).message}`);
       }
       if (after.log !== seedLog) problems.push(`log changed: ${after.log}`);

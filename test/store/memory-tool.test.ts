@@ -151,13 +151,13 @@ describe('library API', () => {
     const store = await MemoryStore.open(dir, { log: () => undefined });
     const before = storeFingerprint(dir);
     const notBlocks: Array<[unknown, string]> = [
-      [null, 'memgit: expected a tool_use block (an object)'],
-      ['{"type":"tool_use"}', 'memgit: expected a tool_use block (an object)'],
-      [[toolUseBlock('t', {})], 'memgit: expected a tool_use block (an object)'],
-      [{ type: 'text', text: 'hi' }, 'memgit: expected type "tool_use", got "text"'],
-      [{ type: 'tool_result', tool_use_id: 't', content: '' }, 'memgit: expected type "tool_use", got "tool_result"'],
-      [{ type: 'tool_use', id: 't', name: 'bash', input: {} }, 'memgit: expected the memory tool (name "memory"), got "bash"'],
-      [{ type: 'tool_use', id: 't', input: {} }, 'memgit: expected the memory tool (name "memory"), got undefined'],
+      [null, 'expected a tool_use block (an object)'],
+      ['{"type":"tool_use"}', 'expected a tool_use block (an object)'],
+      [[toolUseBlock('t', {})], 'expected a tool_use block (an object)'],
+      [{ type: 'text', text: 'hi' }, 'expected type "tool_use", got "text"'],
+      [{ type: 'tool_result', tool_use_id: 't', content: '' }, 'expected type "tool_use", got "tool_result"'],
+      [{ type: 'tool_use', id: 't', name: 'bash', input: {} }, 'expected the memory tool (name "memory"), got "bash"'],
+      [{ type: 'tool_use', id: 't', input: {} }, 'expected the memory tool (name "memory"), got undefined'],
     ];
     for (const [block, message] of notBlocks) {
       const error = await store.execute(block, { session: SESSION }).catch((e: unknown) => e);
@@ -178,7 +178,7 @@ describe('library API', () => {
     await expect(store.execute(toolUseBlock('t1', { command: 'view', path: '/memories' }), { session: SESSION })).rejects.toBeInstanceOf(StoreClosedError);
     const block = toolUseBlock('t2', { command: 'view', path: '/memories' });
     await expect(tool.run(block.input, { toolUse: block })).rejects.toBeInstanceOf(StoreClosedError);
-    await expect(store.execute(toolUseBlock('t3', { command: 'view', path: '/memories' }), { session: SESSION })).rejects.toThrow('memgit: the store is closed');
+    await expect(store.execute(toolUseBlock('t3', { command: 'view', path: '/memories' }), { session: SESSION })).rejects.toThrow('the store is closed');
   });
 
   it('answers a retried tool_use id from its first commit without committing again', async () => {

@@ -84,7 +84,7 @@ export async function lockDemoDir(dir: string): Promise<() => Promise<void>> {
     });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
-    throw new StoreInUseError(`memgit: another \`memgit demo\` is building ${target} right now; nothing was changed`, []);
+    throw new StoreInUseError(`another \`memgit demo\` is building ${target} right now; nothing was changed`, []);
   }
 }
 
@@ -177,14 +177,14 @@ async function clearDemoDir(dir: string): Promise<void> {
   if (entries.length === 0) return;
   if (!fs.existsSync(path.join(dir, '.git', DEMO_MARKER))) {
     throw new NotAStoreError(
-      `memgit: ${dir} exists and was not built by \`memgit demo\`; choose another --dir or remove it yourself`,
+      `${dir} exists and was not built by \`memgit demo\`; choose another --dir or remove it yourself`,
     );
   }
   // A demo (or `memgit serve`) still serving this store: rebuilding would pull it from under that server.
   const holders = await liveHolders(path.join(dir, '.git'));
   if (holders.length > 0) {
     throw new StoreInUseError(
-      `memgit: the demo store ${dir} is in use by ${holders.map(describeHolder).join(', ')}; nothing was rebuilt. ` +
+      `the demo store ${dir} is in use by ${holders.map(describeHolder).join(', ')}; nothing was rebuilt. ` +
         'Stop it first, or build another demo store with --dir DIR',
       holders,
     );

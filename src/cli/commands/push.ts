@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { Command } from 'commander';
 import { errorDetail, getRemote, listRemotes, pushToRemote } from '../../store';
-import { fail, openStore, repoOption } from '../options';
+import { fail, openStore, printError, repoOption } from '../options';
 
 export function registerPush(program: Command): void {
   program
@@ -39,7 +39,7 @@ export function registerPush(program: Command): void {
             failed = true;
             const message = errorDetail(error);
             if (options.json) process.stdout.write(`${JSON.stringify({ remote: remote.name, ok: false, error: message })}\n`);
-            else process.stderr.write(`memgit: ${message}\n`);
+            else printError(message);
           }
         }
       } finally {

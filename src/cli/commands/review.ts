@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { createTwoFilesPatch } from 'diff';
 import { ReviewRefusedError, type ReviewCallDetail, type ReviewDetail, type ReviewSummary } from '../../store';
 import { forTerminal, logField } from '../../terminal/escape';
-import { EXIT_CONFLICT, openStore, repoOption } from '../options';
+import { EXIT_CONFLICT, openStore, printError, repoOption } from '../options';
 
 function when(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
@@ -49,7 +49,7 @@ async function withStore<T>(repo: string | undefined, task: (store: Awaited<Retu
 function refused(error: unknown, json: boolean | undefined): void {
   if (!(error instanceof ReviewRefusedError)) throw error;
   if (json) process.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.detail, conflicts: error.conflicts } })}\n`);
-  process.stderr.write(`memgit: ${forTerminal(error.detail)}\n`);
+  printError(forTerminal(error.message));
   for (const c of error.conflicts) process.stderr.write(`  ${logField(c.toolUseId, 80)} (${c.commit.slice(0, 12)}): ${c.paths.map((p) => logField(p)).join(', ')}\n`);
   process.exitCode = EXIT_CONFLICT;
 }

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { MIN_TOKEN_LENGTH, newOperatorToken, tokenProblem } from '../../operator/token';
 import { heapLine } from '../heap';
-import { fail, positiveInteger } from '../options';
+import { fail, positiveInteger, printError } from '../options';
 import type { CliServices, ServerService } from '../services';
 
 export const DEFAULT_ROOT = 'memories-repo';
@@ -140,7 +140,7 @@ async function runServer(options: ServerCliOptions, service: ServerService): Pro
     server.close().then(
       () => process.exit(0),
       (error: Error) => {
-        process.stderr.write(`memgit: error while stopping: ${error.message}\n`);
+        printError(`error while stopping: ${error.message}`);
         process.exit(1);
       },
     );

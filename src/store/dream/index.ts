@@ -50,24 +50,24 @@ const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$/;
 
 /** Check a request (bad input starts nothing). Session ids must be ids; the runner checks that the store knows them. */
 export function checkDreamRequest(request: DreamRequest): DreamRequest {
-  if (typeof request !== 'object' || request === null) throw new InvalidDreamError('memgit: a dream request must be an object');
-  if (typeof request.model !== 'string' || !MODEL.test(request.model)) throw new InvalidDreamError(`memgit: invalid model ${JSON.stringify(request.model).slice(0, 120)}`);
+  if (typeof request !== 'object' || request === null) throw new InvalidDreamError('a dream request must be an object');
+  if (typeof request.model !== 'string' || !MODEL.test(request.model)) throw new InvalidDreamError(`invalid model ${JSON.stringify(request.model).slice(0, 120)}`);
   const instructions = request.instructions ?? null;
-  if (instructions !== null && typeof instructions !== 'string') throw new InvalidDreamError('memgit: instructions must be a string');
+  if (instructions !== null && typeof instructions !== 'string') throw new InvalidDreamError('instructions must be a string');
   if (instructions !== null && instructions.length > MAX_DREAM_INSTRUCTIONS) {
-    throw new InvalidDreamError(`memgit: instructions are ${instructions.length} characters; at most ${MAX_DREAM_INSTRUCTIONS}`);
+    throw new InvalidDreamError(`instructions are ${instructions.length} characters; at most ${MAX_DREAM_INSTRUCTIONS}`);
   }
-  if (!Array.isArray(request.inputs) || request.inputs.length > 10) throw new InvalidDreamError('memgit: inputs must be a list (at most 10)');
+  if (!Array.isArray(request.inputs) || request.inputs.length > 10) throw new InvalidDreamError('inputs must be a list (at most 10)');
   const inputs: DreamInput[] = [];
   for (const input of request.inputs) {
     if (typeof input !== 'object' || input === null || input.type !== 'sessions' || !Array.isArray(input.session_ids)) {
-      throw new InvalidDreamError('memgit: each input must be {"type": "sessions", "session_ids": [...]}');
+      throw new InvalidDreamError('each input must be {"type": "sessions", "session_ids": [...]}');
     }
-    if (input.session_ids.length > 100) throw new InvalidDreamError('memgit: at most 100 sessions per dream');
-    for (const id of input.session_ids) if (!isValidId(id)) throw new InvalidDreamError(`memgit: invalid session id ${JSON.stringify(id).slice(0, 140)}`);
+    if (input.session_ids.length > 100) throw new InvalidDreamError('at most 100 sessions per dream');
+    for (const id of input.session_ids) if (!isValidId(id)) throw new InvalidDreamError(`invalid session id ${JSON.stringify(id).slice(0, 140)}`);
     inputs.push({ type: 'sessions', session_ids: [...new Set(input.session_ids as string[])] });
   }
-  if (inputs.reduce((n, i) => n + i.session_ids.length, 0) > 100) throw new InvalidDreamError('memgit: at most 100 sessions per dream');
+  if (inputs.reduce((n, i) => n + i.session_ids.length, 0) > 100) throw new InvalidDreamError('at most 100 sessions per dream');
   return { inputs, model: request.model, instructions: instructions === '' ? null : instructions };
 }
 
@@ -178,7 +178,7 @@ export function markRunning(port: Pick<ReviewPort, 'gitdir'>, id: string): Dream
 function held(port: Pick<ReviewPort, 'gitdir'>, id: string): DreamRecord {
   const dream = readDream(port.gitdir, id);
   if (!dream) throw new DreamNotFoundError(id);
-  if (!ACTIVE.has(id) || !isLive(dream)) throw new InvalidDreamError(`memgit: dream ${id} is not running in this process`);
+  if (!ACTIVE.has(id) || !isLive(dream)) throw new InvalidDreamError(`dream ${id} is not running in this process`);
   return dream;
 }
 

@@ -64,7 +64,7 @@ export function dreamsDir(gitdir: string): string {
 }
 
 function fileOf(gitdir: string, id: string): string {
-  if (!DREAM_ID_PATTERN.test(id)) throw new Error(`memgit: not a dream id: ${JSON.stringify(id).slice(0, 40)}`);
+  if (!DREAM_ID_PATTERN.test(id)) throw new Error(`not a dream id: ${JSON.stringify(id).slice(0, 40)}`);
   return path.join(dreamsDir(gitdir), `${id}.json`);
 }
 

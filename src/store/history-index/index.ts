@@ -596,7 +596,7 @@ export class HistoryIndex {
    */
   private inconsistent(position: number): never {
     fs.rmSync(this.snapshotFile, { force: true });
-    throw new Error(`memgit: the history snapshot ${this.snapshotFile} does not match ${this.file} at entry ${position}; it was removed, reopen the store`);
+    throw new Error(`the history snapshot ${this.snapshotFile} does not match ${this.file} at entry ${position}; it was removed, reopen the store`);
   }
 
   private baseRow(snapshot: HistorySnapshot, i: number): SnapshotRow {

@@ -81,14 +81,14 @@ export async function redact(
   author: { name: string; email: string },
 ): Promise<RedactionOutcome> {
   const kind = targetKind(options);
-  if (!OPERATOR.test(options.operator ?? '')) throw new RedactionRefusedError('memgit: --operator must be 1-64 characters of A-Z a-z 0-9 _ . : @ -');
+  if (!OPERATOR.test(options.operator ?? '')) throw new RedactionRefusedError('--operator must be 1-64 characters of A-Z a-z 0-9 _ . : @ -');
   const reason = oneLine(options.reason ?? '');
-  if (!reason) throw new RedactionRefusedError('memgit: a redaction needs a reason (--reason)');
+  if (!reason) throw new RedactionRefusedError('a redaction needs a reason (--reason)');
   if (kind === 'regex') compileRegex(options.regex!);
   return port.exclusive(async () => {
     await recoverRedaction(port);
     const entries = port.entries();
-    if (entries.length === 0) throw new RedactionRefusedError('memgit: the store has no commits; there is nothing to redact');
+    if (entries.length === 0) throw new RedactionRefusedError('the store has no commits; there is nothing to redact');
     const current = entries[entries.length - 1].commit;
     if (options.expectHead !== undefined && options.expectHead !== current) throw new StaleHeadError(options.expectHead, current);
     await refuseOtherRefs(port);
@@ -159,7 +159,7 @@ export async function redact(
     await nodeFs.promises.mkdir(path.dirname(journalFile(port.gitdir)), { recursive: true });
     await port.durableFs.writeFile(journalFile(port.gitdir), JSON.stringify(journal) + '\n');
     await port.durableFs.flush();
-    if ((await port.head()) !== result.oldHead) throw new RedactionRefusedError('memgit: the store moved during the redaction; nothing was changed');
+    if ((await port.head()) !== result.oldHead) throw new RedactionRefusedError('the store moved during the redaction; nothing was changed');
     // The one atomic step: from here on the new history is the store's.
     await git.writeRef({ fs: port.durableFs.gitFs, gitdir: port.gitdir, ref: `refs/heads/${STORE_BRANCH}`, value: result.newHead, force: true });
     await port.durableFs.flush();
@@ -184,7 +184,7 @@ async function refuseOtherRefs(port: RedactionPort): Promise<void> {
   if (others.length === 0) return;
   const shown = others.slice(0, 5).map((r) => JSON.stringify(r)).join(', ') + (others.length > 5 ? `, and ${others.length - 5} more` : '');
   throw new RedactionRefusedError(
-    `memgit: this repository has refs besides the store's branch (${shown}); they would keep the erased text or ` +
+    `this repository has refs besides the store's branch (${shown}); they would keep the erased text or ` +
       'point at pruned commits. Delete them first (git update-ref -d <ref>) and redact again; nothing was changed',
   );
 }
@@ -256,17 +256,17 @@ async function buildRedactor(port: RedactionPort, options: RedactOptions, kind: 
     case 'path': {
       const p = options.path!;
       if (!/^\/memories\/[^\0]+$/.test(p) || p.split('/').some((s) => s === '..' || s === '.')) {
-        throw new RedactionRefusedError(`memgit: ${JSON.stringify(p)} is not a /memories file path`);
+        throw new RedactionRefusedError(`${JSON.stringify(p)} is not a /memories file path`);
       }
       const repoPath = p.slice(1).replace(/\/+$/, '');
       if (!port.entries().some((e) => e.changes.some((c) => c.path === repoPath))) {
-        throw new RedactionRefusedError(`memgit: no version of ${p} exists in this store's history`);
+        throw new RedactionRefusedError(`no version of ${p} exists in this store's history`);
       }
       return pathRedactor(repoPath, mark);
     }
     default: {
       const entry = port.entries().find((e) => e.toolUseId === options.call);
-      if (!entry) throw new RedactionRefusedError(`memgit: no call with tool_use id ${JSON.stringify(options.call)} in this store`);
+      if (!entry) throw new RedactionRefusedError(`no call with tool_use id ${JSON.stringify(options.call)} in this store`);
       const lines = new Set<string>();
       for (const change of entry.changes) {
         if (!change.newOid || !change.path.startsWith(`${MEMORY_REPO_ROOT}/`)) continue;
@@ -274,7 +274,7 @@ async function buildRedactor(port: RedactionPort, options: RedactOptions, kind: 
         const after = Buffer.from(await port.objects.readBlob(change.newOid)).toString('utf8');
         for (const line of addedLines(before, after)) lines.add(line);
       }
-      if (lines.size === 0) throw new RedactionRefusedError(`memgit: call ${options.call} added no lines (a delete or a rename); redact by text or path instead`);
+      if (lines.size === 0) throw new RedactionRefusedError(`call ${options.call} added no lines (a delete or a rename); redact by text or path instead`);
       return linesRedactor(lines, mark);
     }
   }
@@ -283,12 +283,12 @@ async function buildRedactor(port: RedactionPort, options: RedactOptions, kind: 
 function rangeOf(entries: readonly { commit: string; toolUseId?: string }[], at: RedactOptions['at']): { from: number; to: number } {
   const find = (ref: string) => {
     const i = entries.findIndex((e) => e.toolUseId === ref || e.commit === ref || (ref.length >= 7 && /^[0-9a-f]+$/.test(ref) && e.commit.startsWith(ref)));
-    if (i < 0) throw new RedactionRefusedError(`memgit: ${JSON.stringify(ref)} names no commit or call in this store`);
+    if (i < 0) throw new RedactionRefusedError(`${JSON.stringify(ref)} names no commit or call in this store`);
     return i;
   };
   const from = at?.from ? find(at.from) : 0;
   const to = at?.to ? find(at.to) : entries.length - 1;
-  if (from > to) throw new RedactionRefusedError('memgit: the range ends before it starts');
+  if (from > to) throw new RedactionRefusedError('the range ends before it starts');
   return { from, to };
 }
 
@@ -356,9 +356,9 @@ export async function verifyRedaction(
   target: RedactionTarget,
 ): Promise<VerificationReport> {
   const record = (await listRedactions(port)).find((r) => r.id === id);
-  if (!record) throw new RedactionRefusedError(`memgit: no redaction ${id} in this store's audit log`);
+  if (!record) throw new RedactionRefusedError(`no redaction ${id} in this store's audit log`);
   const kind = targetKind(target);
-  if (kind !== 'text' && kind !== 'regex') throw new RedactionRefusedError('memgit: verify with the text or regex that was redacted');
+  if (kind !== 'text' && kind !== 'regex') throw new RedactionRefusedError('verify with the text or regex that was redacted');
   const match = record.kind === kind ? checkMatch(record, target, readMatchKey(port.gitdir)) : 'unknown';
   const matchNote =
     match === 'yes'
@@ -367,7 +367,7 @@ export async function verifyRedaction(
         ? `${id} erased a ${record.kind}, so the ${kind} given cannot be checked against its record; it was searched for all the same`
         : `this store cannot confirm that the ${kind} given is what ${id} matched: the record's hash is keyed with a secret ` +
           `only the store that made it holds (.git/${MATCH_KEY_FILE}, never replicated); it was searched for all the same`;
-  if (match === 'no') throw new RedactionRefusedError(`memgit: that ${kind} is not what redaction ${id} matched (the hashes differ)`);
+  if (match === 'no') throw new RedactionRefusedError(`that ${kind} is not what redaction ${id} matched (the hashes differ)`);
   const contains =
     kind === 'text'
       ? (bytes: Buffer) => bytes.includes(Buffer.from(target.text!, 'utf8'))

@@ -43,7 +43,7 @@ export function readMatchKey(gitdir: string): MatchKey | null {
     throw error;
   }
   const key = keyFrom(text.trim());
-  if (!key) throw new Error(`memgit: ${path.join(gitdir, MATCH_KEY_FILE)} is not a redaction key (64 hex digits)`);
+  if (!key) throw new Error(`${path.join(gitdir, MATCH_KEY_FILE)} is not a redaction key (64 hex digits)`);
   return key;
 }
 

@@ -19,7 +19,7 @@ export type Redactor = (repoPath: string, content: string) => string | null;
 
 export function targetKind(target: RedactionTarget): TargetKind {
   const given = (['text', 'regex', 'path', 'call'] as const).filter((k) => target[k] !== undefined);
-  if (given.length !== 1) throw new RedactionRefusedError('memgit: say what to redact with exactly one of text, regex, path or call');
+  if (given.length !== 1) throw new RedactionRefusedError('say what to redact with exactly one of text, regex, path or call');
   return given[0];
 }
 
@@ -28,20 +28,20 @@ export function marker(id: string, date: Date): string {
 }
 
 export function compileRegex(source: string): RegExp {
-  if (source.length === 0 || source.length > 1000) throw new RedactionRefusedError('memgit: the regex must be 1 to 1000 characters');
+  if (source.length === 0 || source.length > 1000) throw new RedactionRefusedError('the regex must be 1 to 1000 characters');
   let regex: RegExp;
   try {
     regex = new RegExp(source, 'gu');
   } catch (error) {
-    throw new RedactionRefusedError(`memgit: invalid regex: ${(error as Error).message}`);
+    throw new RedactionRefusedError(`invalid regex: ${(error as Error).message}`);
   }
-  if (regex.test('')) throw new RedactionRefusedError('memgit: the regex matches the empty string; it would redact everything');
+  if (regex.test('')) throw new RedactionRefusedError('the regex matches the empty string; it would redact everything');
   return regex;
 }
 
 export function textRedactor(text: string, mark: string): Redactor {
-  if (text.length === 0) throw new RedactionRefusedError('memgit: the text to redact is empty');
-  if (text.includes('\n')) throw new RedactionRefusedError('memgit: redact one line of text at a time (it contains a line break)');
+  if (text.length === 0) throw new RedactionRefusedError('the text to redact is empty');
+  if (text.includes('\n')) throw new RedactionRefusedError('redact one line of text at a time (it contains a line break)');
   return (_path, content) => (content.includes(text) ? content.split(text).join(mark) : null);
 }
 

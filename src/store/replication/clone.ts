@@ -32,7 +32,7 @@ export async function cloneStore(url: string, dir: string, options: CloneOptions
   checkRemoteUrl(url);
   const target = path.resolve(dir);
   const existing = await fs.promises.readdir(target).catch(() => null);
-  if (existing && existing.length > 0) throw new NotAStoreError(`memgit: ${target} is not empty; clone into a new folder`);
+  if (existing && existing.length > 0) throw new NotAStoreError(`${target} is not empty; clone into a new folder`);
   await fs.promises.mkdir(target, { recursive: true, mode: 0o700 });
   const gitdir = path.join(target, '.git');
   const durable = new DurableFs();
@@ -57,7 +57,7 @@ export async function cloneStore(url: string, dir: string, options: CloneOptions
     const { commit } = await git.readCommit({ fs, gitdir, oid: head });
     const tree = await git.readTree({ fs, gitdir, oid: commit.tree });
     if (!tree.tree.some((e) => e.path === MEMORY_REPO_ROOT && e.type === 'tree')) {
-      throw new NotAStoreError(`memgit: ${displayUrl(url)} is a git repository, but not a memgit store (no ${MEMORY_REPO_ROOT}/ at its head)`);
+      throw new NotAStoreError(`${displayUrl(url)} is a git repository, but not a memgit store (no ${MEMORY_REPO_ROOT}/ at its head)`);
     }
     const args = { fs: durable.gitFs, gitdir };
     if (remote.tokenEnv) await git.setConfig({ ...args, path: 'remote.origin.memgittokenenv', value: remote.tokenEnv });
@@ -74,7 +74,7 @@ export async function cloneStore(url: string, dir: string, options: CloneOptions
     // Nothing half-cloned is left to be mistaken for a store.
     await fs.promises.rm(target, { recursive: true, force: true });
     if (error instanceof NotAStoreError || error instanceof ReplicationRefusedError) throw error;
-    throw new ReplicationRefusedError(`memgit: clone of ${displayUrl(url)} failed: ${describeTransportError(error, { ...remote, name: 'origin', auto: false })}`);
+    throw new ReplicationRefusedError(`clone of ${displayUrl(url)} failed: ${describeTransportError(error, { ...remote, name: 'origin', auto: false })}`);
   }
 }
 
@@ -118,14 +118,14 @@ export async function pullStore(port: ReplicationPort, remoteName = 'origin'): P
     await durable.flush();
     fetched = result.fetchHead;
   } catch (error) {
-    throw new ReplicationRefusedError(`memgit: pull from ${remote.name} failed: ${describeTransportError(error, remote)}`);
+    throw new ReplicationRefusedError(`pull from ${remote.name} failed: ${describeTransportError(error, remote)}`);
   }
   const head = await port.head();
   if (!fetched || fetched === head) return { from: head, to: head, commits: 0 };
   const forward = await git.isDescendent({ fs, gitdir: port.gitdir, oid: fetched, ancestor: head, depth: -1 });
   if (!forward) {
     throw new ReplicationRefusedError(
-      `memgit: the history at ${displayUrl(remote.url)} no longer contains this copy's head ${head.slice(0, 12)} ` +
+      `the history at ${displayUrl(remote.url)} no longer contains this copy's head ${head.slice(0, 12)} ` +
         '(it was rewritten, e.g. by a redaction); clone it again into a new folder',
     );
   }

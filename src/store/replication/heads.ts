@@ -20,7 +20,7 @@ export async function remoteBranchHead(remote: { url: string; tokenEnv?: string 
     return refs.find((r) => r.ref === `refs/heads/${REPLICATED_BRANCH}`)?.oid ?? null;
   } catch (error) {
     if (error instanceof ReplicationRefusedError) throw error;
-    throw new ReplicationRefusedError(`memgit: cannot read the branch at ${displayUrl(remote.url)}: ${describeTransportError(error, config)}`);
+    throw new ReplicationRefusedError(`cannot read the branch at ${displayUrl(remote.url)}: ${describeTransportError(error, config)}`);
   }
 }
 

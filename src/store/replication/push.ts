@@ -30,11 +30,11 @@ export interface PushOptions {
  * force push (for history that was meant to be rewritten) goes on.
  */
 export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, options: PushOptions = {}): Promise<PushReport> {
-  if (port.readOnly) throw new ReplicationRefusedError('memgit: this store is a read-only clone; it never pushes');
+  if (port.readOnly) throw new ReplicationRefusedError('this store is a read-only clone; it never pushes');
   const state = readRemoteState(port.gitdir, remote.name);
   if (state.pendingForce && !options.force) options = { force: true, reason: state.pendingForce };
   const force = !!options.force;
-  if (force && !options.reason?.trim()) throw new ReplicationRefusedError('memgit: a force push needs a reason (--reason)');
+  if (force && !options.reason?.trim()) throw new ReplicationRefusedError('a force push needs a reason (--reason)');
   if (state.stopped && !force) throw new ReplicationStoppedError(remote.name, state.stopped.reason);
   let outcome: { head: string; theirs: string | null; carried: number; stopped: string | null } | null = null;
   try {
@@ -98,7 +98,7 @@ export async function pushToRemote(port: ReplicationPort, remote: RemoteConfig, 
     const message = describeTransportError(error, remote);
     const attempts = (state.lastError?.attempts ?? 0) + 1;
     updateRemoteState(port.gitdir, remote.name, { lastError: { message, at: new Date().toISOString(), attempts } });
-    throw new ReplicationRefusedError(`memgit: push to ${remote.name} failed: ${message}`);
+    throw new ReplicationRefusedError(`push to ${remote.name} failed: ${message}`);
   }
 }
 

@@ -24,7 +24,7 @@ export const DEFAULT_REMOTE_USER = 'memgit';
 
 export function checkRemoteName(name: string): void {
   if (!NAME.test(name) || name.includes('..')) {
-    throw new ReplicationRefusedError(`memgit: ${JSON.stringify(name)} is not a remote name (letters, digits, ., _, -; at most 64)`);
+    throw new ReplicationRefusedError(`${JSON.stringify(name)} is not a remote name (letters, digits, ., _, -; at most 64)`);
   }
 }
 
@@ -34,14 +34,14 @@ export function checkRemoteUrl(url: string): void {
   try {
     parsed = new URL(url);
   } catch {
-    throw new ReplicationRefusedError(`memgit: ${JSON.stringify(url)} is not a URL (expected https://host/owner/store.git)`);
+    throw new ReplicationRefusedError(`${JSON.stringify(url)} is not a URL (expected https://host/owner/store.git)`);
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new ReplicationRefusedError(`memgit: only http(s) git remotes are supported (smart HTTP), not ${parsed.protocol}`);
+    throw new ReplicationRefusedError(`only http(s) git remotes are supported (smart HTTP), not ${parsed.protocol}`);
   }
   if (parsed.username || parsed.password) {
     throw new ReplicationRefusedError(
-      'memgit: the URL holds credentials; put the token in an environment variable and pass --token-env VAR instead',
+      'the URL holds credentials; put the token in an environment variable and pass --token-env VAR instead',
     );
   }
 }
@@ -71,12 +71,12 @@ export async function addRemote(
   checkRemoteName(remote.name);
   checkRemoteUrl(remote.url);
   if (remote.tokenEnv != null && !ENV_NAME.test(remote.tokenEnv)) {
-    throw new ReplicationRefusedError(`memgit: ${JSON.stringify(remote.tokenEnv)} is not an environment variable name`);
+    throw new ReplicationRefusedError(`${JSON.stringify(remote.tokenEnv)} is not an environment variable name`);
   }
   const user = remote.user ?? DEFAULT_REMOTE_USER;
-  if (!/^[^:\s\x00-\x1f]{1,128}$/.test(user)) throw new ReplicationRefusedError('memgit: the user name may not hold ":", spaces or control characters');
+  if (!/^[^:\s\x00-\x1f]{1,128}$/.test(user)) throw new ReplicationRefusedError('the user name may not hold ":", spaces or control characters');
   if ((await listRemotes(args)).some((r) => r.name === remote.name)) {
-    throw new ReplicationRefusedError(`memgit: remote ${remote.name} exists already (memgit remote remove ${remote.name} first)`);
+    throw new ReplicationRefusedError(`remote ${remote.name} exists already (memgit remote remove ${remote.name} first)`);
   }
   const key = (k: string) => `remote.${remote.name}.${k}`;
   await git.setConfig({ ...args, path: key('url'), value: remote.url });
@@ -88,7 +88,7 @@ export async function addRemote(
 
 export async function removeRemote(args: ConfigArgs, name: string): Promise<void> {
   checkRemoteName(name);
-  if (!(await listRemotes(args)).some((r) => r.name === name)) throw new ReplicationRefusedError(`memgit: no remote named ${name}`);
+  if (!(await listRemotes(args)).some((r) => r.name === name)) throw new ReplicationRefusedError(`no remote named ${name}`);
   await git.deleteRemote({ ...args, remote: name });
 }
 
@@ -110,6 +110,6 @@ export async function listRemotes(args: ConfigArgs): Promise<RemoteConfig[]> {
 
 export async function getRemote(args: ConfigArgs, name: string): Promise<RemoteConfig> {
   const remote = (await listRemotes(args)).find((r) => r.name === name);
-  if (!remote) throw new ReplicationRefusedError(`memgit: no remote named ${JSON.stringify(name)} (memgit remote add ${name} URL)`);
+  if (!remote) throw new ReplicationRefusedError(`no remote named ${JSON.stringify(name)} (memgit remote add ${name} URL)`);
   return remote;
 }

@@ -189,7 +189,7 @@ export async function checkRemoteHead(remote: RemoteConfig, timeoutMs = 10_000):
     return remoteHeadProblem(await readRemoteHead(remote.url, authorizationHeader(remote), AbortSignal.timeout(timeoutMs)));
   } catch (error) {
     if (error instanceof ReplicationRefusedError) throw error;
-    throw new ReplicationRefusedError(`memgit: could not ask ${remote.name} what its HEAD names: ${describeTransportError(error, remote)}`);
+    throw new ReplicationRefusedError(`could not ask ${remote.name} what its HEAD names: ${describeTransportError(error, remote)}`);
   }
 }
 

@@ -18,7 +18,7 @@ export function authFor(remote: Pick<RemoteConfig, 'tokenEnv' | 'user' | 'url'>)
     onAuth: () => {
       if (!remote.tokenEnv) return undefined;
       const token = process.env[remote.tokenEnv];
-      if (!token) throw new ReplicationRefusedError(`memgit: the environment variable ${remote.tokenEnv} (the token for ${displayUrl(remote.url)}) is not set`);
+      if (!token) throw new ReplicationRefusedError(`the environment variable ${remote.tokenEnv} (the token for ${displayUrl(remote.url)}) is not set`);
       return { username: remote.user, password: token };
     },
     onAuthFailure: () => ({ cancel: true }),

@@ -128,7 +128,7 @@ async function walkBranch(port: ReviewPort, tip: string): Promise<{ fork: string
   for (let guard = 0; port.history.position(cursor) === undefined; guard++) {
     const { commit } = await port.objects.readCommit(cursor);
     const parent = commit.parent[0];
-    if (!parent || guard > 1_000_000) throw new StoreCorruptError(`memgit: review commit ${cursor.slice(0, 12)} does not descend from main`);
+    if (!parent || guard > 1_000_000) throw new StoreCorruptError(`review commit ${cursor.slice(0, 12)} does not descend from main`);
     const meta = metaOf(commit.message);
     calls.push({
       toolUseId: meta.title,
@@ -353,8 +353,8 @@ async function archive(port: ReviewPort, review: ReviewSummary, state: 'approved
 /** The pending review `id`, current and under the lock, or a refusal (decided, unknown, or just finished). */
 async function pendingUnderLock(port: ReviewPort, id: string): Promise<ReviewSummary> {
   const review = await findReview(port, id);
-  if (review.state !== 'pending') throw new ReviewRefusedError(`memgit: review ${id} was already ${review.state}; nothing was changed`);
-  if (await finishInterrupted(port, review)) throw new ReviewRefusedError(`memgit: review ${id} was already decided (an interrupted decision was finished now); nothing else was changed`);
+  if (review.state !== 'pending') throw new ReviewRefusedError(`review ${id} was already ${review.state}; nothing was changed`);
+  if (await finishInterrupted(port, review)) throw new ReviewRefusedError(`review ${id} was already decided (an interrupted decision was finished now); nothing else was changed`);
   return review;
 }
 
@@ -372,8 +372,8 @@ export async function approveReview(port: ReviewPort, id: string, options: Decid
     if (options.calls !== undefined) {
       const wanted = new Set(options.calls);
       const unknown = [...wanted].filter((c) => !review.calls.some((call) => call.toolUseId === c));
-      if (unknown.length) throw new ReviewRefusedError(`memgit: review ${id} has no call ${JSON.stringify(unknown[0]).slice(0, 140)}; nothing was changed`);
-      if (wanted.size === 0) throw new ReviewRefusedError('memgit: no calls selected; nothing was changed (reject the review instead)');
+      if (unknown.length) throw new ReviewRefusedError(`review ${id} has no call ${JSON.stringify(unknown[0]).slice(0, 140)}; nothing was changed`);
+      if (wanted.size === 0) throw new ReviewRefusedError('no calls selected; nothing was changed (reject the review instead)');
       calls = review.calls.filter((c) => wanted.has(c.toolUseId));
     }
     const head = await port.refreshHead();
@@ -383,7 +383,7 @@ export async function approveReview(port: ReviewPort, id: string, options: Decid
       if (plan.conflicts.length) {
         const first = plan.conflicts[0];
         throw new ReviewRefusedError(
-          `memgit: review ${id} cannot be approved: call ${first.toolUseId} no longer applies to main (${first.paths.join(', ')} changed since)` +
+          `review ${id} cannot be approved: call ${first.toolUseId} no longer applies to main (${first.paths.join(', ')} changed since)` +
             `${plan.conflicts.length > 1 ? ` and ${plan.conflicts.length - 1} more call(s) conflict` : ''}; nothing was written`,
           plan.conflicts,
         );

@@ -46,12 +46,12 @@ export function policyFile(gitdir: string): string {
 
 function checkPolicy(value: unknown): ReviewPolicy {
   const v = value as Partial<ReviewPolicy> | null;
-  if (!v || typeof v !== 'object') throw new InvalidReviewPolicyError('memgit: a review policy must be an object');
+  if (!v || typeof v !== 'object') throw new InvalidReviewPolicyError('a review policy must be an object');
   if (!REVIEW_MODES.includes(v.review as ReviewMode)) {
-    throw new InvalidReviewPolicyError(`memgit: review must be one of ${REVIEW_MODES.join(', ')} (got ${JSON.stringify(String(v.review)).slice(0, 40)})`);
+    throw new InvalidReviewPolicyError(`review must be one of ${REVIEW_MODES.join(', ')} (got ${JSON.stringify(String(v.review)).slice(0, 40)})`);
   }
   for (const key of ['secretsHold', 'personalData'] as const) {
-    if (v[key] !== undefined && typeof v[key] !== 'boolean') throw new InvalidReviewPolicyError(`memgit: ${key} must be true or false`);
+    if (v[key] !== undefined && typeof v[key] !== 'boolean') throw new InvalidReviewPolicyError(`${key} must be true or false`);
   }
   return { review: v.review as ReviewMode, secretsHold: v.secretsHold ?? true, personalData: v.personalData ?? false };
 }
@@ -69,9 +69,9 @@ export function readPolicyRecord(gitdir: string): PolicyRecord {
   try {
     parsed = JSON.parse(text) as typeof parsed;
   } catch {
-    throw new InvalidReviewPolicyError(`memgit: ${policyFile(gitdir)} is not valid JSON`);
+    throw new InvalidReviewPolicyError(`${policyFile(gitdir)} is not valid JSON`);
   }
-  if (parsed.version !== FILE_VERSION) throw new InvalidReviewPolicyError(`memgit: ${policyFile(gitdir)} has an unknown version`);
+  if (parsed.version !== FILE_VERSION) throw new InvalidReviewPolicyError(`${policyFile(gitdir)} has an unknown version`);
   return { policy: checkPolicy(parsed.policy), audit: Array.isArray(parsed.audit) ? (parsed.audit as PolicyChange[]) : [] };
 }
 
@@ -90,8 +90,8 @@ export function updatedRecord(record: PolicyRecord, update: PolicyUpdate, now: n
     secretsHold: update.secretsHold ?? record.policy.secretsHold,
     personalData: update.personalData ?? record.policy.personalData,
   });
-  if (update.operator !== undefined && typeof update.operator !== 'string') throw new InvalidReviewPolicyError('memgit: operator must be a string');
-  if (update.reason !== undefined && update.reason !== null && typeof update.reason !== 'string') throw new InvalidReviewPolicyError('memgit: reason must be a string');
+  if (update.operator !== undefined && typeof update.operator !== 'string') throw new InvalidReviewPolicyError('operator must be a string');
+  if (update.reason !== undefined && update.reason !== null && typeof update.reason !== 'string') throw new InvalidReviewPolicyError('reason must be a string');
   const operator = oneLine((update.operator as string | undefined) ?? 'operator', 100) || 'operator';
   const reason = typeof update.reason === 'string' && oneLine(update.reason) !== '' ? oneLine(update.reason) : null;
   const from = record.policy;

@@ -93,9 +93,9 @@ type Planner = (store: RollbackPort, head: string, steps: PlanSteps) => Promise<
 export function revert(store: RollbackPort, ref: string, options: RollbackOptions): Promise<RollbackOutcome> {
   return run(store, 'revert', options, async (s, head, steps) => {
     const target = await resolveTarget(s, ref);
-    if (target.parent === null) throw new RollbackRefusedError('memgit: the first commit initialises the store and cannot be reverted; use reset');
+    if (target.parent === null) throw new RollbackRefusedError('the first commit initialises the store and cannot be reverted; use reset');
     if (!target.changes.some((c) => c.path.startsWith(`${MEMORY_REPO_ROOT}/`))) {
-      throw new RollbackRefusedError(`memgit: ${describeCall(target)} changed no memory file; nothing to revert`);
+      throw new RollbackRefusedError(`${describeCall(target)} changed no memory file; nothing to revert`);
     }
     return planReverts(s, head, `revert ${describeCall(target)}`, [target], steps);
   });
@@ -104,9 +104,9 @@ export function revert(store: RollbackPort, ref: string, options: RollbackOption
 /** Undo every call of a session, newest first, as one commit. */
 export function rollbackSession(store: RollbackPort, session: string, options: RollbackOptions): Promise<RollbackOutcome> {
   return run(store, 'rollback-session', options, async (s, head, steps) => {
-    if (!isValidId(session)) throw new RollbackRefusedError(`memgit: invalid session id ${JSON.stringify(session)}`);
+    if (!isValidId(session)) throw new RollbackRefusedError(`invalid session id ${JSON.stringify(session)}`);
     const calls = s.history.bySession(session).filter((e) => e.toolUseId !== undefined);
-    if (calls.length === 0) throw new RollbackRefusedError(`memgit: no calls of session ${session} in this store`);
+    if (calls.length === 0) throw new RollbackRefusedError(`no calls of session ${session} in this store`);
     return planReverts(s, head, `rollback-session ${session}`, calls.reverse(), steps);
   });
 }
@@ -124,17 +124,17 @@ export interface RestoreOptions extends RollbackOptions {
 export function restore(store: RollbackPort, virtualPath: string, at: string, options: RestoreOptions): Promise<RollbackOutcome> {
   return run(store, 'restore', options, async (s, head) => {
     const resolved = resolvePath(virtualPath);
-    if (!resolved.ok) throw new RollbackRefusedError(`memgit: ${resolved.error.replace(/^Error: /, '')}`);
+    if (!resolved.ok) throw new RollbackRefusedError(resolved.error.replace(/^Error: /, ''));
     const repoPath = toRepoPath(resolved.rel);
     const point = await resolveTarget(s, at);
     const { formerPath, touched } = followBack(repoPath, laterCommits(s, point));
     const before = await readMemoryFiles(s.objects, await s.commitTree(head));
     const then = rebase(await readMemoryFiles(s.objects, await s.commitTree(point.commit)), formerPath, repoPath);
     if (![...then.keys(), ...before.keys()].some(within(repoPath))) {
-      throw new RollbackRefusedError(`memgit: nothing at ${resolved.virtual}, neither now nor after ${describeCall(point)}`);
+      throw new RollbackRefusedError(`nothing at ${resolved.virtual}, neither now nor after ${describeCall(point)}`);
     }
     for (let dir = repoPath.slice(0, repoPath.lastIndexOf('/')); dir.includes('/'); dir = dir.slice(0, dir.lastIndexOf('/'))) {
-      if (before.has(dir)) throw new RollbackRefusedError(`memgit: cannot restore ${resolved.virtual}: /${dir} is a file now`);
+      if (before.has(dir)) throw new RollbackRefusedError(`cannot restore ${resolved.virtual}: /${dir} is a file now`);
     }
     const planner = new RollbackPlanner(s.objects, s.history, new Map(before));
     planner.replaceSubtree(repoPath, then);
@@ -144,7 +144,7 @@ export function restore(store: RollbackPort, virtualPath: string, at: string, op
     if (deleted.length > 0 && options.delete !== true) {
       const names = deleted.slice(0, 5).map((p) => `/${p}`).join(', ') + (deleted.length > 5 ? ` and ${deleted.length - 5} more` : '');
       throw new RollbackRefusedError(
-        `memgit: ${title} would delete ${names} (not there after ${describeCall(point)}); nothing was written. ` +
+        `${title} would delete ${names} (not there after ${describeCall(point)}); nothing was written. ` +
           'Pass --delete (library: `delete: true`) to delete.',
       );
     }
@@ -252,18 +252,18 @@ function laterCommits(store: RollbackPort, point: HistoryEntry): HistoryEntry[] 
 
 /** Any point in history (see store/points.ts): a tool_use id, a commit or prefix, HEAD, HEAD~N, an ISO time. */
 async function resolveTarget(store: RollbackPort, ref: string): Promise<HistoryEntry> {
-  if (typeof ref !== 'string' || ref === '') throw new RollbackRefusedError('memgit: name a tool_use id, a commit, HEAD~N or an ISO time');
+  if (typeof ref !== 'string' || ref === '') throw new RollbackRefusedError('name a tool_use id, a commit, HEAD~N or an ISO time');
   return store.resolvePoint(ref);
 }
 
 async function run(store: RollbackPort, operation: RollbackOperation, options: RollbackOptions, plan: Planner): Promise<RollbackOutcome> {
   const operator = options?.operator;
   if (!isValidId(operator)) {
-    throw new RollbackRefusedError(`memgit: invalid operator name ${JSON.stringify(operator)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
+    throw new RollbackRefusedError(`invalid operator name ${JSON.stringify(operator)}: use 1-128 of A-Z a-z 0-9 _ . : -`);
   }
   const reason = options.reason !== undefined && oneLine(options.reason) !== '' ? oneLine(options.reason) : undefined;
   if (options.key !== undefined && !(typeof options.key === 'string' && KEY_ID_PATTERN.test(options.key))) {
-    throw new RollbackRefusedError(`memgit: invalid key id ${JSON.stringify(options.key)}`);
+    throw new RollbackRefusedError(`invalid key id ${JSON.stringify(options.key)}`);
   }
   const actor = `operator:${operator}`;
   const checkHead = (head: string) => {
