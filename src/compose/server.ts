@@ -64,7 +64,7 @@ export async function startMemgitServer(options: MemgitServerOptions): Promise<R
     // Dream jobs handed in carry their own client; the server's own make it from the environment.
     unavailable: () => (options.dreams || hasAnthropicKey() ? null : NO_API_KEY_MESSAGE),
     start: async (_store, storeId, request) => {
-      if (!registry || storeId === null) throw new Error('memgit: the server is not serving stores yet');
+      if (!registry || storeId === null) throw new Error('the server is not serving stores yet');
       const inputs = request.sessions.length ? [{ type: 'sessions', session_ids: request.sessions }] : [];
       return dreams.start(registry, storeId, { inputs, model: request.model, instructions: request.instructions });
     },
