@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import request from 'supertest';
+import { csrfFrom, formClient } from '../support/operator-forms';
 import type { Express } from 'express';
 import { ScriptedServer } from '../../src/agent/scripted-server';
 import { createApp } from '../../src/web/app';
@@ -57,16 +58,8 @@ function git(...args: string[]): string {
   return run.stdout.trim();
 }
 
-function csrfFrom(html: string): string {
-  const match = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!match) throw new Error('no CSRF field in the page');
-  return match[1];
-}
-
 async function loggedIn() {
-  const agent = request.agent(app);
-  const get = (url: string) => agent.get(url).set('Host', HOST);
-  const post = (url: string) => agent.post(url).set('Host', HOST).set('Origin', ORIGIN).set('Sec-Fetch-Site', 'same-origin').type('form');
+  const { get, post } = formClient(app);
   const page = await get('/login');
   const res = await post('/login').send({ operator: 'alice', token: TOKEN, _csrf: csrfFrom(page.text), next: '/dreams/new' });
   expect(res.status).toBe(303);

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { csrfFrom, formClient } from '../support/operator-forms';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
 import { rollbackRoutes } from '../../src/web/routes/operator';
@@ -34,16 +35,8 @@ beforeAll(async () => {
 
 afterAll(async () => dispose(store));
 
-function csrfFrom(html: string): string {
-  const match = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!match) throw new Error('no CSRF field in the page');
-  return match[1];
-}
-
 async function loggedIn() {
-  const agent = request.agent(app);
-  const get = (url: string) => agent.get(url).set('Host', HOST);
-  const post = (url: string) => agent.post(url).set('Host', HOST).set('Origin', ORIGIN).set('Sec-Fetch-Site', 'same-origin').type('form');
+  const { get, post } = formClient(app);
   const page = await get('/login');
   const res = await post('/login').send({ operator: 'alice', token: TOKEN, _csrf: csrfFrom(page.text), next: '/' });
   expect(res.status).toBe(303);

@@ -4,6 +4,7 @@
  * audit log pages and old commit ids resolving with a notice. Checked with the real git CLI.
  */
 import request from 'supertest';
+import { csrfFrom, formClient } from '../support/operator-forms';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
 import { PendingRedactions } from '../../src/web/services/redaction';
@@ -47,12 +48,6 @@ async function settleFlags(): Promise<void> {
 
 const head = () => git(store.dir, 'rev-parse', 'HEAD');
 
-function csrfFrom(html: string): string {
-  const match = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!match) throw new Error('no CSRF field in the page');
-  return match[1];
-}
-
 function pendingFrom(html: string): string {
   const match = /name="pending" value="([^"]+)"/.exec(html);
   if (!match) throw new Error('no pending redaction in the page');
@@ -60,14 +55,7 @@ function pendingFrom(html: string): string {
 }
 
 /** A browser-like client: keeps cookies, sends the Host and (for POSTs) a same-origin Origin. */
-function browser() {
-  const agent = request.agent(app);
-  return {
-    agent,
-    get: (url: string) => agent.get(url).set('Host', HOST),
-    post: (url: string) => agent.post(url).set('Host', HOST).set('Origin', ORIGIN).set('Sec-Fetch-Site', 'same-origin').type('form'),
-  };
-}
+const browser = () => formClient(app);
 
 async function loggedIn(name = 'dana') {
   const b = browser();

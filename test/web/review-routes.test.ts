@@ -4,6 +4,7 @@
  * approving the ticked calls and rejecting change the store as the library does (checked with git).
  */
 import request from 'supertest';
+import { csrfFrom, formClient } from '../support/operator-forms';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
 import { rollbackRoutes } from '../../src/web/routes/operator';
@@ -20,12 +21,6 @@ let pendingId: string;
 let otherId: string;
 
 const call = (id: string, input: Record<string, unknown>) => ({ type: 'tool_use', id, name: 'memory', input });
-
-function csrfFrom(html: string): string {
-  const match = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!match) throw new Error('no CSRF field in the page');
-  return match[1];
-}
 
 beforeAll(async () => {
   store = await MemoryStore.open(makeTempDir('memgit-review-web-'), { fsync: false, log: () => undefined });
@@ -44,13 +39,7 @@ afterAll(async () => {
   removeDir(store.dir);
 });
 
-function browser() {
-  const agent = request.agent(app);
-  return {
-    get: (url: string) => agent.get(url).set('Host', HOST),
-    post: (url: string) => agent.post(url).set('Host', HOST).set('Origin', ORIGIN).set('Sec-Fetch-Site', 'same-origin').type('form'),
-  };
-}
+const browser = () => formClient(app);
 
 async function loggedIn() {
   const b = browser();

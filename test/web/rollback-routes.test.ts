@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { csrfFrom, formClient } from '../support/operator-forms';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app';
 import { rollbackRoutes } from '../../src/web/routes/operator';
@@ -27,21 +28,8 @@ beforeAll(async () => {
 
 afterAll(async () => dispose(store));
 
-function csrfFrom(html: string): string {
-  const match = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!match) throw new Error('no CSRF field in the page');
-  return match[1];
-}
-
 /** A browser-like client: keeps cookies, sends the Host and (for POSTs) a same-origin Origin. */
-function browser() {
-  const agent = request.agent(app);
-  return {
-    agent,
-    get: (url: string) => agent.get(url).set('Host', HOST),
-    post: (url: string) => agent.post(url).set('Host', HOST).set('Origin', ORIGIN).set('Sec-Fetch-Site', 'same-origin').type('form'),
-  };
-}
+const browser = () => formClient(app);
 
 async function loggedIn(name = 'alice') {
   const b = browser();
