@@ -164,6 +164,26 @@ describe('dreams (library)', () => {
     expect(spawnSync('git', ['fsck', '--full', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status).toBe(0);
   });
 
+  it('a redaction that rewrites a pending dream\'s fork gives its record the new fork and review id', async () => {
+    const SECRET = 'sk-ant-api03-FORKSECRETabcdefghijklmnopqrstuvwxyz0123456789';
+    await store.execute(call('toolu_fork_secret', { command: 'create', path: '/memories/leak.md', file_text: `key: ${SECRET}\n` }), { session: 'sess_leak' });
+    const dream = await store.beginDream({ inputs: [{ type: 'sessions', session_ids: ['sess_leak'] }], model: 'claude-test-model' });
+    await store.executeWithReport(call('toolu_fork_note', { command: 'create', path: '/memories/tidy.md', file_text: 'tidied\n' }), { session: `dream-${dream.id}`, dream: dream.id });
+    const completed = await store.finishDream(dream.id, 'completed');
+    const before = completed.outputs[0];
+    expect(before).toMatchObject({ type: 'review', branch: `refs/heads/dream/${dream.id}` });
+    await store.redact({ text: SECRET, reason: 'leaked key', operator: 'dana' });
+    const after = store.dream(dream.id);
+    expect(after.memgit.fork).not.toBe(completed.memgit.fork);
+    expect(after.memgit.fork).toBe(git(dir, 'merge-base', 'refs/heads/main', `refs/heads/dream/${dream.id}`).trim());
+    const pending = (await store.reviews()).find((r) => r.dream === dream.id && r.state === 'pending');
+    expect(pending).toBeDefined();
+    expect(after.outputs[0]).toMatchObject({ type: 'review', review_id: pending!.id });
+    expect(pending!.id).not.toBe((before as { review_id: string }).review_id);
+    expect((await store.review(pending!.id)).calls.map((c) => c.toolUseId)).toEqual(['toolu_fork_note']);
+    await store.rejectReview(pending!.id, { operator: 'dana', reason: 'not needed' });
+  });
+
   it('an API error fails the dream with the error; its branch is kept', async () => {
     const server = await scripted([
       { content: [toolUse('toolu_e1', 'memory', { command: 'create', path: '/memories/x.md', file_text: 'x\n' })] },

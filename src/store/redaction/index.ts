@@ -15,6 +15,8 @@ import type { RedactionPort } from './port';
 import { objectsContaining, plainFiles } from './prune';
 import { PreviewItem, rewriteHistory } from './rewrite';
 import { dreamBranches, reviewArchives, reviewBranches } from '../review/refs';
+import { dreamRef, dreamReviewId } from '../review/names';
+import { readDream, readDreams, writeDream } from '../dream/records';
 
 export type { RedactionPort } from './port';
 export type { RedactionRecord } from './audit-log';
@@ -69,6 +71,11 @@ interface Journal {
   firstRewritten: string;
   /** Review refs moved onto the rewritten history (absent in journals from before review). */
   sideRefs?: Array<{ ref: string; oldTip: string; newTip: string }>;
+  /**
+   * Dreams whose pending review's branch was rewritten from a fork the rewrite changed: a review's id
+   * hashes its fork, so each dream record takes the new fork and review id (absent before dreams).
+   */
+  dreamForks?: Array<{ id: string; oldFork: string; newFork: string }>;
 }
 
 function journalFile(gitdir: string): string {
@@ -155,7 +162,11 @@ export async function redact(
     await redactSideFiles(port, redactor);
     const auditCommit = await writeAuditCommit(port.objects, port.durableFs, port.gitdir, record, author);
     await port.durableFs.flush(); // every new object is durable before anything names it
-    const journal: Journal = { id, oldHead: result.oldHead, newHead: result.newHead, auditCommit, firstRewritten: result.firstRewritten!, sideRefs: result.sideRefs };
+    const rewrittenBranches = new Set(result.sideRefs.map((side) => side.ref));
+    const dreamForks = readDreams(port.gitdir)
+      .filter((dream) => rewrittenBranches.has(dreamRef(dream.id)) && result.map.has(dream.memgit.fork))
+      .map((dream) => ({ id: dream.id, oldFork: dream.memgit.fork, newFork: result.map.get(dream.memgit.fork)! }));
+    const journal: Journal = { id, oldHead: result.oldHead, newHead: result.newHead, auditCommit, firstRewritten: result.firstRewritten!, sideRefs: result.sideRefs, dreamForks };
     await nodeFs.promises.mkdir(path.dirname(journalFile(port.gitdir)), { recursive: true });
     await port.durableFs.writeFile(journalFile(port.gitdir), JSON.stringify(journal) + '\n');
     await port.durableFs.flush();
@@ -224,6 +235,15 @@ async function finish(port: RedactionPort, journal: Journal): Promise<void> {
   for (const side of journal.sideRefs ?? []) {
     const now = await git.resolveRef({ ...args, ref: side.ref }).catch(() => null);
     if (now === side.oldTip) await git.writeRef({ ...args, ref: side.ref, value: side.newTip, force: true });
+  }
+  // Dreams waiting for review: their records name the new fork and review id (each only from the old
+  // fork: idempotent after a crash).
+  for (const moved of journal.dreamForks ?? []) {
+    const dream = readDream(port.gitdir, moved.id);
+    if (!dream || dream.memgit.fork !== moved.oldFork) continue;
+    const oldReview = dreamReviewId(moved.id, moved.oldFork);
+    const outputs = dream.outputs.map((output) => (output.type === 'review' && output.review_id === oldReview ? { ...output, review_id: dreamReviewId(moved.id, moved.newFork) } : output));
+    writeDream(port.gitdir, { ...dream, memgit: { ...dream.memgit, fork: moved.newFork }, outputs });
   }
   // Remote-tracking refs and FETCH_HEAD still name the old history: drop them (the next fetch or push
   // writes them anew), so nothing keeps the erased objects reachable.
