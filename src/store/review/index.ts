@@ -21,7 +21,8 @@ import { dreamBranches, readRef, reviewArchives, reviewBranches } from './refs';
  * The detectors, loaded on first use: only a store whose review policy is `flagged` runs them, on a write
  * or a review's page, and every `memgit` command would otherwise pay for loading their rules at start.
  */
-const detectors = (): typeof import('../../detect') => require('../../detect') as typeof import('../../detect');
+let loadedDetectors: typeof import('../../detect') | undefined;
+const detectors = (): typeof import('../../detect') => (loadedDetectors ??= require('../../detect') as typeof import('../../detect'));
 
 /**
  * Review before trust (issue 27). A write the store's policy holds is committed, through the one write
