@@ -31,6 +31,16 @@ export async function openStore(repo: string | undefined, options: StoreOptions 
   return MemoryStore.open(resolveRepo(repo), options);
 }
 
+/** Run `task` on the existing store at `repo`, opened only to read or decide (no replication, no flag scan), closed after. */
+export async function withStore<T>(repo: string | undefined, task: (store: MemoryStore) => Promise<T>): Promise<T> {
+  const store = await openStore(repo, { create: false, replicate: false, flags: false });
+  try {
+    return await task(store);
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * Exit codes, the same for every command: 1 = something named was not found (a commit, a session, a
  * file at that point, a store) or another error a user can act on; 2 = a rollback conflict (nothing

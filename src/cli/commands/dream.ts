@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { DreamRecord } from '../../store';
 import { forTerminal, logField } from '../../terminal/escape';
-import { EXIT_ERROR, fail, openStore, positiveInteger, repoOption } from '../options';
+import { EXIT_ERROR, fail, openStore, positiveInteger, repoOption, withStore } from '../options';
 import { MISSING_KEY_MESSAGE } from './chat';
 
 /**
@@ -40,15 +40,6 @@ function detailText(d: DreamRecord): string {
   if (d.instructions) lines.push(`  instructions: ${logField(d.instructions, 4096)}`);
   for (const o of d.outputs) lines.push(`  review ${o.review_id} on ${o.branch}: ${o.files_touched.map((f) => logField(f)).join(', ')}`, `    memgit review show ${o.review_id}`);
   return `${lines.join('\n')}\n`;
-}
-
-async function withStore<T>(repo: string | undefined, task: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
-  const store = await openStore(repo, { create: false, replicate: false, flags: false });
-  try {
-    return await task(store);
-  } finally {
-    await store.close();
-  }
 }
 
 export function registerDream(program: Command): void {

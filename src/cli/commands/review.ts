@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { createTwoFilesPatch } from 'diff';
 import { ReviewRefusedError, type ReviewCallDetail, type ReviewDetail, type ReviewSummary } from '../../store';
 import { forTerminal, logField } from '../../terminal/escape';
-import { EXIT_CONFLICT, openStore, printError, repoOption } from '../options';
+import { EXIT_CONFLICT, printError, repoOption, withStore } from '../options';
 
 function when(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
@@ -34,15 +34,6 @@ function detailText(r: ReviewDetail): string {
   const head = summaryLine({ ...r, calls: r.calls });
   const refs = `  fork ${r.fork.slice(0, 12)}  ${r.branch ?? r.archive ?? ''}\n`;
   return `${head}${refs}\n${r.calls.map(callText).join('\n')}`;
-}
-
-async function withStore<T>(repo: string | undefined, task: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
-  const store = await openStore(repo, { create: false, replicate: false, flags: false });
-  try {
-    return await task(store);
-  } finally {
-    await store.close();
-  }
 }
 
 /** A refused approval: its conflicts, then exit 2 (nothing was written). */
