@@ -195,7 +195,7 @@ describe('createHttpMemoryTool through the SDK tool runner', () => {
   beforeAll(async () => {
     serverRoot = path.join(root, 'server-root');
     fs.mkdirSync(serverRoot);
-    key = makeKey(serverRoot, 'pkg-*', 'write').key;
+    key = (await makeKey(serverRoot, 'pkg-*', 'write')).key;
     server = await spawnServer(serverRoot);
   }, 120_000);
 

@@ -24,7 +24,7 @@ let writer: { key: string; id: string };
 beforeAll(async () => {
   await ensureBuilt();
   fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
-  writer = makeKey(root, 'tenant-*', 'write');
+  writer = await makeKey(root, 'tenant-*', 'write');
   server = await spawnServer(root);
 }, 240_000);
 

@@ -23,9 +23,9 @@ beforeAll(async () => {
   dir = makeTempDir('memgit-client-');
   root = path.join(dir, 'root');
   server = await spawnServer(root);
-  writer = makeKey(root, 'acme-*', 'write').key;
-  reader = makeKey(root, 'acme-*', 'read').key;
-  operator = makeKey(root, 'acme-*', 'operator').key;
+  writer = (await makeKey(root, 'acme-*', 'write')).key;
+  reader = (await makeKey(root, 'acme-*', 'read')).key;
+  operator = (await makeKey(root, 'acme-*', 'operator')).key;
 });
 
 afterAll(async () => {

@@ -95,9 +95,9 @@ function runPytest(env: NodeJS.ProcessEnv, junit: string): Promise<{ code: numbe
 }
 
 it('the Python package passes its pytest suite against a real server, through the SDK tool runner', async () => {
-  const write = makeKey(root, 'py-*', 'write');
-  const read = makeKey(root, 'py-*', 'read');
-  const limitedKey = makeKey(limitedRoot, '*', 'read');
+  const write = await makeKey(root, 'py-*', 'write');
+  const read = await makeKey(root, 'py-*', 'read');
+  const limitedKey = await makeKey(limitedRoot, '*', 'read');
   const junit = path.join(base, 'junit.xml');
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

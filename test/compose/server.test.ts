@@ -121,9 +121,9 @@ let libraryAnswers: Answer[];
 beforeAll(async () => {
   await ensureBuilt();
   fs.mkdirSync(seeded, { mode: 0o700 });
-  keys.writer = makeKey(seeded, 'acme-*', 'write');
-  keys.reader = makeKey(seeded, 'acme-*', 'read');
-  keys.operator = makeKey(seeded, 'acme-*', 'operator');
+  keys.writer = await makeKey(seeded, 'acme-*', 'write');
+  keys.reader = await makeKey(seeded, 'acme-*', 'read');
+  keys.operator = await makeKey(seeded, 'acme-*', 'operator');
   const store = await MemoryStore.open(path.join(seeded, 'acme-1'), QUIET);
   await store.execute(toolUse('toolu_s1', { command: 'create', path: '/memories/notes.md', file_text: 'one\ntwo\n' }), { session: 'sess_seed' });
   await store.execute(toolUse('toolu_s2', { command: 'str_replace', path: '/memories/notes.md', old_str: 'two', new_str: 'TWO' }), { session: 'sess_seed' });

@@ -19,7 +19,7 @@ beforeAll(async () => {
   dir = makeTempDir('memgit-node-example-');
   const root = path.join(dir, 'root');
   server = await spawnServer(root);
-  const { key } = makeKey(root, 'acme-*', 'write');
+  const { key } = await makeKey(root, 'acme-*', 'write');
   const calls = [
     ['toolu_e1', 'sess_a', { command: 'create', path: '/memories/notes.md', file_text: 'tabs\nshort answers\n' }],
     ['toolu_e2', 'sess_b', { command: 'str_replace', path: '/memories/notes.md', old_str: 'tabs', new_str: 'spaces' }],
@@ -43,8 +43,8 @@ const runExample = (key: string, ...args: string[]) =>
     env: { PATH: process.env.PATH, MEMGIT_URL: server.url, MEMGIT_KEY: key },
   });
 
-it('prints every session with its calls, and the blame of a file', () => {
-  const { key } = makeKey(path.join(dir, 'root'), 'acme-*', 'read');
+it('prints every session with its calls, and the blame of a file', async () => {
+  const { key } = await makeKey(path.join(dir, 'root'), 'acme-*', 'read');
   const run = runExample(key, 'acme-1', 'notes.md');
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);

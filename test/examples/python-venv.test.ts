@@ -15,6 +15,8 @@ const base = makeTempDir('memgit-venv-');
 const packageDir = path.join(base, 'python');
 const dir = path.join(base, 'venv');
 const noPython: NodeJS.ProcessEnv = { PATH: path.join(base, 'empty') }; // no python3 to be found
+/** pip without byte-compiling what it installs (--no-compile): these environments are only imported from once. */
+const pipEnv: NodeJS.ProcessEnv = { ...process.env, PIP_COMPILE: '0' };
 beforeAll(() => fs.cpSync(PACKAGE_DIR, packageDir, { recursive: true, filter: (source) => !/(^|\/)(build|__pycache__|[^/]*\.egg-info)$/.test(source) }));
 afterAll(() => removeDir(base));
 
@@ -24,7 +26,7 @@ function pythonSays(code: string): { stdout: string; stderr: string } {
 }
 
 it('makes the environment in a fresh folder once, for two callers at the same time', async () => {
-  const [first, second] = await Promise.all([ensurePythonVenv(dir, process.env, packageDir), ensurePythonVenv(dir, process.env, packageDir)]);
+  const [first, second] = await Promise.all([ensurePythonVenv(dir, pipEnv, packageDir), ensurePythonVenv(dir, pipEnv, packageDir)]);
   expect(first).toBe(venvPython(dir));
   expect(second).toBe(first);
   expect(pythonSays('import memgit, memgit.memory_tool, anthropic, pytest, sys; print(sys.prefix)')).toEqual({ stdout: fs.realpathSync(dir), stderr: '' });
@@ -37,7 +39,7 @@ it('makes the environment in a fresh folder once, for two callers at the same ti
 it('installs the package again when its sources change', async () => {
   fs.appendFileSync(path.join(packageDir, 'src', 'memgit', '__init__.py'), '\nREBUILT_BY_THE_TEST = "yes"\n');
   expect(pythonSays('import memgit; print(hasattr(memgit, "REBUILT_BY_THE_TEST"))').stdout).toBe('False');
-  await expect(ensurePythonVenv(dir, process.env, packageDir)).resolves.toBe(venvPython(dir));
+  await expect(ensurePythonVenv(dir, pipEnv, packageDir)).resolves.toBe(venvPython(dir));
   expect(pythonSays('import memgit; print(memgit.REBUILT_BY_THE_TEST)')).toEqual({ stdout: 'yes', stderr: '' });
   // And not again while they stay as they are.
   await expect(ensurePythonVenv(dir, noPython, packageDir)).resolves.toBe(venvPython(dir));

@@ -60,7 +60,7 @@ it('a Python agent writes into a store through the server', async () => {
   const steps: ScriptStep[] = TURNS.map((turn) => ({ content: turn.map(([id, input]) => ({ type: 'tool_use' as const, id, name: 'memory', input })) }));
   steps.push({ content: [{ type: 'text', text: 'Noted: Fridays.' }] });
   scripted = await ScriptedServer.start(steps);
-  const key = makeKey(root, 'py-*', 'write');
+  const key = await makeKey(root, 'py-*', 'write');
   const session = 'sess_20261203T090000_py';
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -116,7 +116,7 @@ it('the Python example runs against memgit sandbox, without an API key', async (
       });
       sandbox.once('exit', (code) => reject(new Error(`memgit sandbox exited with ${code}`)));
     });
-    const key = makeKey(root, 'sandbox-*', 'write');
+    const key = await makeKey(root, 'sandbox-*', 'write');
     const session = 'sess_20261203T100000_sandbox';
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,

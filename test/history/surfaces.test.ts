@@ -45,7 +45,7 @@ beforeAll(async () => {
   await buildDemoStore(dir);
   store = await MemoryStore.open(dir, { create: false, log: () => undefined });
   app = createApp({ store, log: () => undefined });
-  key = makeKey(root, 'demo', 'read').key;
+  key = (await makeKey(root, 'demo', 'read')).key;
   server = await spawnServer(root);
 }, 300_000);
 

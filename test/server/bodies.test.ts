@@ -27,7 +27,8 @@ afterAll(async () => {
 async function start(name: string, args: string[], patterns: string[]) {
   const root = path.join(base, name);
   fs.mkdirSync(root);
-  const keys = patterns.map((p) => makeKey(root, p, 'write'));
+  const keys: Array<{ key: string; id: string }> = [];
+  for (const pattern of patterns) keys.push(await makeKey(root, pattern, 'write'));
   const server = await spawnServer(root, args);
   servers.push(server);
   return { root, keys, server };
@@ -39,7 +40,7 @@ const createCall = (id: string) => ({ tool_use: toolUse(id, { command: 'create',
 describe('bodies in flight, with the default budgets', () => {
   it('refuses a key\'s body beyond its own budget (429) and any body beyond the server\'s (503), at once, writing nothing', async () => {
     const { root, keys, server } = await start('defaults', [], ['k0-*', 'k1-*', 'k2-*', 'k3-*', 'k4-*']);
-    const probe = makeKey(root, 'probe-*', 'write', ['--no-create']);
+    const probe = await makeKey(root, 'probe-*', 'write', ['--no-create']);
     const hanging: UnfinishedRequest[] = [];
     const unfinished = (k: number) => unfinishedPost(toolCallsUrl(server.url, `k${k}-1`), { Authorization: `Bearer ${keys[k].key}` }, 8 * MiB, '{"tool_use":');
     try {

@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 test(`one key reading ${STORES} stores of large files: the caches stay within --cache-size and the process lives (heap ${HEAP_MB} MiB)`, async () => {
-  const key = makeKey(dir, 'big-*', 'write');
+  const key = await makeKey(dir, 'big-*', 'write');
   server = await spawnServer(dir, ['--cache-size', '16mb'], { ...process.env, NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` });
   const lines = Array.from({ length: 13_000 }, (_, i) => `line ${i} of the big file, with some words to make it longer ${i * 7}`);
   const statuses = new Map<number, number>();

@@ -58,7 +58,7 @@ beforeAll(async () => {
     await store.execute({ type: 'tool_use', id: 'toolu_seed', name: 'memory', input: { command: 'create', path: '/memories/tea.md', file_text: '- Tea: green\n' } }, { session: 'sess_a' });
     await store.close();
   }
-  keys = { operator: makeKey(root, 'acme-*', 'operator'), reader: makeKey(root, 'acme-*', 'read'), writer: makeKey(root, 'acme-*', 'write') };
+  keys = { operator: await makeKey(root, 'acme-*', 'operator'), reader: await makeKey(root, 'acme-*', 'read'), writer: await makeKey(root, 'acme-*', 'write') };
   api = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {

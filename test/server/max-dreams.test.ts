@@ -79,7 +79,7 @@ test('--max-dreams: in --help; a bad value is a usage error (exit 64) and starts
 });
 
 test('memgit server --max-dreams 1: a second dream on another store is 429 naming the bound; once the first ends the next starts', async () => {
-  const operator = makeKey(root, 'acme-*', 'operator');
+  const operator = await makeKey(root, 'acme-*', 'operator');
   server = await spawnServer(root, ['--max-dreams', '1'], { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key', ANTHROPIC_BASE_URL: apiUrl });
   const start = (store: string) =>
     fetch(`${server!.url}/api/v1/stores/${store}/dreams`, {
@@ -127,7 +127,7 @@ test('startMemgitServer takes the same bound (maxDreams) and refuses a bad one',
   process.env.ANTHROPIC_BASE_URL = apiUrl;
   const running = await startMemgitServer({ root, port: 0, logger: pino({ level: 'silent' }), maxDreams: 1 });
   try {
-    const operator = makeKey(root, 'acme-*', 'operator');
+    const operator = await makeKey(root, 'acme-*', 'operator');
     const start = (store: string) =>
       fetch(`${running.url}/api/v1/stores/${store}/dreams`, {
         method: 'POST',
@@ -153,8 +153,8 @@ test('startMemgitServer takes the same bound (maxDreams) and refuses a bad one',
 
 test('under memgit server, "Start a dream" in a store\'s UI is one of the server\'s dream jobs: within --max-dreams, 429 on the form beyond it', async () => {
   const token = 'max-dreams-ui-operator-token-0123456789';
-  const reader = makeKey(root, 'acme-*', 'read');
-  const operator = makeKey(root, 'acme-*', 'operator');
+  const reader = await makeKey(root, 'acme-*', 'read');
+  const operator = await makeKey(root, 'acme-*', 'operator');
   server = await spawnServer(root, ['--max-dreams', '1'], { ...process.env, MEMGIT_TOKEN: token, ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key', ANTHROPIC_BASE_URL: apiUrl });
   const url = server.url;
   const basic = `Basic ${Buffer.from(`me:${reader.key}`).toString('base64')}`;

@@ -40,7 +40,7 @@ async function serverWith(name: string, args: string[], keys: Record<string, str
   const root = path.join(base, name);
   fs.mkdirSync(root);
   const made: Record<string, { key: string; id: string }> = {};
-  for (const [label, stores] of Object.entries(keys)) made[label] = makeKey(root, stores, 'write');
+  for (const [label, stores] of Object.entries(keys)) made[label] = await makeKey(root, stores, 'write');
   const server = await spawnServer(root, args);
   servers.push(server);
   return { server, root, keys: made };

@@ -23,9 +23,9 @@ let reader: { key: string; id: string };
 beforeAll(async () => {
   await ensureBuilt();
   fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
-  acme = makeKey(root, 'acme-*', 'write');
-  beta = makeKey(root, 'beta-*', 'write');
-  reader = makeKey(root, 'acme-*', 'read');
+  acme = await makeKey(root, 'acme-*', 'write');
+  beta = await makeKey(root, 'beta-*', 'write');
+  reader = await makeKey(root, 'acme-*', 'read');
   server = await spawnServer(root);
 }, 240_000);
 

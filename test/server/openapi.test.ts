@@ -87,7 +87,7 @@ describe('memgit server serves it', () => {
     const response = await fetch(`${server.url}/api/v1/openapi.json`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(JSON.parse(fs.readFileSync(OPENAPI_PATH, 'utf8')));
-    const { key } = makeKey(path.join(dir, 'root'), '*', 'write');
+    const { key } = await makeKey(path.join(dir, 'root'), '*', 'write');
     const call = await postToolCall(server.url, 'acme-1', key, { tool_use: toolUse('toolu_01', { command: 'create', path: '/memories/a.md', file_text: 'a\n' }), session: 'sess_1' });
     expect(call.status).toBe(200);
     expect((await fetch(`${server.url}/api/v1/stores/acme-1/files/a.md`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);

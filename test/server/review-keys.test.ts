@@ -18,8 +18,8 @@ let plain: { key: string; id: string };
 
 beforeAll(async () => {
   await ensureBuilt();
-  held = makeKey(root, 'acme', 'write', ['--review', 'all']);
-  plain = makeKey(root, 'acme', 'write');
+  held = await makeKey(root, 'acme', 'write', ['--review', 'all']);
+  plain = await makeKey(root, 'acme', 'write');
   server = await spawnServer(root, []);
 }, 240_000);
 
@@ -71,7 +71,7 @@ test('HTTP tool API and MCP: held writes say so beside the contract\'s text, and
 });
 
 test('the operator API lists, shows, refuses, rejects and approves reviews; a write key may not', async () => {
-  const operator = makeKey(root, 'acme', 'operator');
+  const operator = await makeKey(root, 'acme', 'operator');
   const api = async (method: string, url: string, key: string, body?: unknown) => {
     const response = await fetch(`${server.url}/api/v1/stores/acme${url}`, {
       method,

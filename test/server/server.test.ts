@@ -24,10 +24,10 @@ let operator: { key: string; id: string };
 beforeAll(async () => {
   await ensureBuilt();
   fs.mkdirSync(root, { mode: 0o700 }); // a server root must be its user's alone (whatever the umask)
-  acme = makeKey(root, 'acme-*', 'write');
-  beta = makeKey(root, 'beta-*', 'write');
-  reader = makeKey(root, 'acme-*', 'read');
-  operator = makeKey(root, 'acme-*', 'operator');
+  acme = await makeKey(root, 'acme-*', 'write');
+  beta = await makeKey(root, 'beta-*', 'write');
+  reader = await makeKey(root, 'acme-*', 'read');
+  operator = await makeKey(root, 'acme-*', 'operator');
   server = await spawnServer(root, ['--body-limit', '256kb', '--max-open-stores', '2']);
 }, 240_000);
 
@@ -146,7 +146,7 @@ describe('requests that are refused', () => {
   });
 
   it('a revoked key is refused from the next request on', async () => {
-    const key = makeKey(root, 'acme-*', 'write');
+    const key = await makeKey(root, 'acme-*', 'write');
     expect((await call('acme-r', key.key, 'toolu_r1', { command: 'view', path: '/memories' })).status).toBe(200);
     expect(keysCli(['revoke', key.id, '--root', root]).status).toBe(0);
     const after = await call('acme-r', key.key, 'toolu_r2', { command: 'create', path: '/memories/x.md', file_text: 'x' });
@@ -197,7 +197,7 @@ describe('requests that are refused', () => {
   });
 
   it('store ids that try to leave the root are refused and nothing is written outside it', async () => {
-    const everything = makeKey(root, '*', 'write');
+    const everything = await makeKey(root, '*', 'write');
     const before = fs.readdirSync(base).sort();
     const rootBefore = fs.readdirSync(root).sort();
     const body = JSON.stringify({ tool_use: toolUse('toolu_e1', { command: 'create', path: '/memories/x.md', file_text: 'x' }), session: 's' });
@@ -420,7 +420,7 @@ describe('rollback in the UI of one store', () => {
 describe('a server of its own', () => {
   it('limits requests per key (429 with Retry-After)', async () => {
     const dir = makeTempDir('memgit-server-rate-');
-    const key = makeKey(dir, 'r-*', 'write');
+    const key = await makeKey(dir, 'r-*', 'write');
     const limited = await spawnServer(dir, ['--rate-limit', '3']);
     try {
       const statuses = [];
@@ -434,7 +434,7 @@ describe('a server of its own', () => {
 
   it('a full store queue answers 503 with Retry-After; every 200 is committed', async () => {
     const dir = makeTempDir('memgit-server-queue-');
-    const key = makeKey(dir, 'q-*', 'write');
+    const key = await makeKey(dir, 'q-*', 'write');
     const own = await spawnServer(dir, ['--max-queue', '1']);
     try {
       const answers = await Promise.all(
@@ -457,7 +457,7 @@ describe('a server of its own', () => {
 
   it('SIGTERM finishes the calls in flight: every acknowledged call is in history, fsck is clean', async () => {
     const dir = makeTempDir('memgit-server-term-');
-    const key = makeKey(dir, 't-*', 'write');
+    const key = await makeKey(dir, 't-*', 'write');
     const own = await spawnServer(dir);
     const answers = Array.from({ length: 40 }, (_, i) =>
       postToolCall(own.url, `t-${i % 4}`, key.key, { tool_use: toolUse(`toolu_t${i}`, { command: 'create', path: `/memories/f${i}.md`, file_text: `${i}\n` }), session: 's' }).catch(

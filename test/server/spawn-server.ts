@@ -1,7 +1,9 @@
 /**
- * `memgit server` as users run it: the built CLI spawned on a free port, keys made with `memgit keys`.
+ * `memgit server` as users run it: the built CLI spawned on a free port, keys made as `memgit keys create` makes them.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { createKey } from '../../src/tenancy/keys';
 import { CLI_MAIN, REPO_ROOT } from '../support/dist';
 import { checkResponsesAgainstOpenApi } from '../support/openapi-contract';
 
@@ -73,14 +75,26 @@ export function spawnServer(root: string, extraArgs: string[] = [], env: NodeJS.
   });
 }
 
-/** `memgit keys create` through the CLI; returns the key it printed and the id it names. */
-export function makeKey(root: string, stores: string, scope: 'read' | 'write' | 'operator', extra: string[] = []): { key: string; id: string } {
-  const run = spawnSync(process.execPath, [CLI_MAIN, 'keys', 'create', '--root', root, '--stores', stores, '--scope', scope, '--json', ...extra], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
+/**
+ * A key as `memgit keys create` makes it: the function that command runs (src/tenancy/keys.ts), called
+ * here rather than through a process of its own for each of the ~50 keys the server tests make (the
+ * command itself, its flags and output are tested by test/cli/keys.test.ts and keysCli below).
+ * `extra`: the command's own flags, --no-create, --note and --review.
+ */
+export async function makeKey(root: string, stores: string, scope: 'read' | 'write' | 'operator', extra: string[] = []): Promise<{ key: string; id: string }> {
+  const flag = (name: string) => {
+    const at = extra.indexOf(name);
+    return at < 0 ? undefined : extra[at + 1];
+  };
+  const unknown = extra.filter((arg) => arg.startsWith('--') && !['--no-create', '--note', '--review'].includes(arg));
+  if (unknown.length) throw new Error(`makeKey: no such flag of keys create here: ${unknown.join(' ')}`);
+  const made = await createKey(path.resolve(root), {
+    stores: [stores],
+    scope,
+    create: scope === 'read' ? false : !extra.includes('--no-create'),
+    note: flag('--note'),
+    review: flag('--review') as 'off' | 'flagged' | 'all' | undefined,
   });
-  if (run.status !== 0) throw new Error(`keys create failed: ${run.stderr}`);
-  const made = JSON.parse(run.stdout) as { key: string; info: { id: string } };
   return { key: made.key, id: made.info.id };
 }
 

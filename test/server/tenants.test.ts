@@ -31,12 +31,12 @@ let quota: Key;
 beforeAll(async () => {
   await ensureBuilt();
   fs.mkdirSync(root, { mode: 0o700 });
-  acme = makeKey(root, 'acme-*', 'write');
-  acme2 = makeKey(root, 'acme-*', 'write');
-  reader = makeKey(root, 'acme-*', 'read');
-  operator = makeKey(root, 'acme-*', 'operator');
-  everything = makeKey(root, '*', 'write');
-  quota = makeKey(root, 'quota-*', 'write');
+  acme = await makeKey(root, 'acme-*', 'write');
+  acme2 = await makeKey(root, 'acme-*', 'write');
+  reader = await makeKey(root, 'acme-*', 'read');
+  operator = await makeKey(root, 'acme-*', 'operator');
+  everything = await makeKey(root, '*', 'write');
+  quota = await makeKey(root, 'quota-*', 'write');
   server = await spawnServer(root, ['--max-stores-per-key', '5', '--max-store-bytes', '400kb']);
 }, 240_000);
 
@@ -205,7 +205,7 @@ describe('6. store creation is bounded', () => {
 
   it('a key that reaches its bound of stores while its MCP session waits: the first tool call is refused, naming the limit, nothing written', async () => {
     const dir = makeTempDir('memgit-tenants-mcpquota-');
-    const key = makeKey(dir, 'm-*', 'write');
+    const key = await makeKey(dir, 'm-*', 'write');
     const own = await spawnServer(dir, ['--max-stores-per-key', '1']);
     try {
       const waiting = new Client({ name: 'tenant-test', version: '1.0.0' });
@@ -245,7 +245,7 @@ describe('6. store creation is bounded', () => {
 
   it('creating a store over MCP counts against the key\'s rate limit', async () => {
     const dir = makeTempDir('memgit-tenants-rate-');
-    const key = makeKey(dir, 'r-*', 'write');
+    const key = await makeKey(dir, 'r-*', 'write');
     const limited = await spawnServer(dir, ['--rate-limit', '3']);
     try {
       // Every message counts: initialize (1) and the tool call that creates r-1 (2); initialize on r-2 (3);
@@ -291,10 +291,10 @@ describe('8. the disk', () => {
     ['the root', '', 0o777, /the server root .* is writable by every user \(mode 0777\)/],
     ['.memgit', '.memgit', 0o770, /the key folder .* is writable by its group \(mode 0770\)/],
     ['keys.json', '.memgit/keys.json', 0o666, /the key file .* is writable by every user \(mode 0666\)/],
-  ])('refuses to start when %s is writable by group or others', (_what, file, mode, message) => {
+  ])('refuses to start when %s is writable by group or others', async (_what, file, mode, message) => {
     const dir = makeTempDir('memgit-tenants-open-');
     try {
-      makeKey(dir, 'a-*', 'write');
+      await makeKey(dir, 'a-*', 'write');
       fs.chmodSync(path.join(dir, file), mode);
       const run = serveOnce(dir);
       expect(run.status).toBe(1);
@@ -327,7 +327,7 @@ describe('8. the disk', () => {
 
   it('a key file made writable by others while the server runs: no key is accepted any more', async () => {
     const dir = makeTempDir('memgit-tenants-keys-');
-    const key = makeKey(dir, 'k-*', 'write');
+    const key = await makeKey(dir, 'k-*', 'write');
     const own = await spawnServer(dir);
     try {
       expect((await postToolCall(own.url, 'k-1', key.key, { tool_use: toolUse('toolu_k1', { command: 'view', path: '/memories' }), session: 's' })).status).toBe(200);
