@@ -3,7 +3,9 @@ import { MEMORY_REPO_ROOT } from '../../contract/paths';
 import type { ObjectStore } from '../objects';
 import { KEEP_FILE } from '../tree-draft';
 import type { HistoryEntry } from './entry';
-import { beyondEditLength } from './line-stats';
+import { beyondEditLength, trimCommonLines } from './line-stats';
+
+export { trimCommonLines };
 
 /** The memory files one commit changed, with their contents before and after (renames paired). */
 
@@ -102,38 +104,6 @@ export function unifiedTextDiffWithin(diff: Pick<FileDiff, 'oldPath' | 'newPath'
   const patch = formatPatch(structured);
   // createTwoFilesPatch starts with an "Index:"-less header of ===; keep only the ---/+++ and hunks.
   return patch.split('\n').filter((line) => !line.startsWith('====')).join('\n');
-}
-
-/**
- * The two texts without the whole lines they share at the start and at the end, keeping `context` of
- * those lines on each side so the diff shows the same context; `skippedLines` is how many leading lines
- * were left out (to be added to the line numbers of the hunks).
- */
-export function trimCommonLines(before: string, after: string, context: number): { before: string; after: string; skippedLines: number } {
-  const shorter = Math.min(before.length, after.length);
-  let same = 0;
-  while (same < shorter && before.charCodeAt(same) === after.charCodeAt(same)) same++;
-  let start = same === 0 ? 0 : before.lastIndexOf('\n', same - 1) + 1; // a line start within the shared prefix
-  for (let k = 0; k < context && start > 0; k++) start = start >= 2 ? before.lastIndexOf('\n', start - 2) + 1 : 0;
-  let tail = 0;
-  const tailRoom = shorter - start;
-  while (tail < tailRoom && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
-  let end = before.length; // in `before`; the shared suffix is cut at a line start
-  if (tail > 0) {
-    const newline = before.indexOf('\n', before.length - tail);
-    if (newline !== -1) {
-      end = newline + 1;
-      for (let k = 0; k < context && end < before.length; k++) {
-        const next = before.indexOf('\n', end);
-        end = next === -1 ? before.length : next + 1;
-      }
-    }
-  }
-  if (start === 0 && end === before.length) return { before, after, skippedLines: 0 };
-  let skippedLines = 0;
-  for (let i = before.indexOf('\n'); i !== -1 && i < start; i = before.indexOf('\n', i + 1)) skippedLines++;
-  const cutAtEnd = before.length - end;
-  return { before: before.slice(start, end), after: after.slice(start, after.length - cutAtEnd), skippedLines };
 }
 
 /**

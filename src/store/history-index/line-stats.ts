@@ -44,6 +44,10 @@ export function beyondEditLength(before: string, after: string, max: number): bo
 
 export function lineChangeCounts(before: string, after: string): LineCounts {
   if (before === after) return { added: 0, removed: 0 };
+  // Only the lines between what the two texts share at their start and end are diffed: a minimal diff
+  // keeps every such line, so the counts (and the give-up bound, which counts edits) are the same, and a
+  // one-line change to a large file costs that line, not a tokenized copy of the file.
+  ({ before, after } = trimCommonLines(before, after, 0));
   if (beyondEditLength(before, after, DIFF_MAX_EDIT_LENGTH)) return { added: 0, removed: 0 };
   const patch = structuredPatch('a', 'b', before, after, undefined, undefined, {
     context: DIFF_CONTEXT_LINES,
@@ -59,6 +63,38 @@ export function lineChangeCounts(before: string, after: string): LineCounts {
     }
   }
   return { added, removed };
+}
+
+/**
+ * The two texts without the whole lines they share at the start and at the end, keeping `context` of
+ * those lines on each side so the diff shows the same context; `skippedLines` is how many leading lines
+ * were left out (to be added to the line numbers of the hunks).
+ */
+export function trimCommonLines(before: string, after: string, context: number): { before: string; after: string; skippedLines: number } {
+  const shorter = Math.min(before.length, after.length);
+  let same = 0;
+  while (same < shorter && before.charCodeAt(same) === after.charCodeAt(same)) same++;
+  let start = same === 0 ? 0 : before.lastIndexOf('\n', same - 1) + 1; // a line start within the shared prefix
+  for (let k = 0; k < context && start > 0; k++) start = start >= 2 ? before.lastIndexOf('\n', start - 2) + 1 : 0;
+  let tail = 0;
+  const tailRoom = shorter - start;
+  while (tail < tailRoom && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
+  let end = before.length; // in `before`; the shared suffix is cut at a line start
+  if (tail > 0) {
+    const newline = before.indexOf('\n', before.length - tail);
+    if (newline !== -1) {
+      end = newline + 1;
+      for (let k = 0; k < context && end < before.length; k++) {
+        const next = before.indexOf('\n', end);
+        end = next === -1 ? before.length : next + 1;
+      }
+    }
+  }
+  if (start === 0 && end === before.length) return { before, after, skippedLines: 0 };
+  let skippedLines = 0;
+  for (let i = before.indexOf('\n'); i !== -1 && i < start; i = before.indexOf('\n', i + 1)) skippedLines++;
+  const cutAtEnd = before.length - end;
+  return { before: before.slice(start, end), after: after.slice(start, after.length - cutAtEnd), skippedLines };
 }
 
 /** Lines of a text as blame and search see them: split on \n, without the empty piece after a final newline. */
