@@ -26,6 +26,7 @@ const QUICK = [
   'detect/detect-write.test.ts',
   'terminal/',
   'circles.test.ts',
+  'temp-root.test.ts',
   'web/services/',
   'web/labels.test.ts',
 ];
@@ -55,6 +56,9 @@ module.exports = {
   maxWorkers: 3,
   // The longest files first, from measured durations when jest has no cache (test/support/sequencer.js).
   testSequencer: '<rootDir>/test/support/sequencer.js',
+  // Temporary folders in memory when the machine has a tmpfs (test/support/temp-root.js).
+  globalSetup: '<rootDir>/test/support/temp-root.js',
+  globalTeardown: '<rootDir>/test/support/temp-root-teardown.js',
   testTimeout: 60000,
   projects: [
     { ...common, displayName: 'quick', testRegex: quickRegexes },
