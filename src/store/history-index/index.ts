@@ -4,7 +4,7 @@ import { parseCommitMessage } from '../commit-message';
 import { isMemoryFile } from './file-diffs';
 import type { LeanCommit } from '../lean-commit';
 import { diffTrees, ObjectStore } from '../objects';
-import { diffTreesRaw } from '../raw-tree-diff';
+import { ConsecutiveTrees, diffTreesRaw } from '../raw-tree-diff';
 import { SerialQueue } from '../write-lock';
 import { BlameIndex } from './blame-index';
 import { HistoryEntry, makeEntry } from './entry';
@@ -156,8 +156,10 @@ export class HistoryIndex {
       parentTree = this.get(parent)?.tree ?? (await this.objects.readLeanCommit(parent)).tree;
     }
     const indexing = this.progress('indexing history');
+    const trees = new ConsecutiveTrees(this.objects); // each commit's diff starts where its parent's ended
     for (const [k, { oid, commit }] of missing.entries()) {
-      const changes = await diffTreesRaw(this.objects, parentTree, commit.tree);
+      const changes = await diffTreesRaw(this.objects, parentTree, commit.tree, '', trees);
+      trees.next();
       const entry = makeEntry(oid, commit.parent[0] ?? null, commit.committer.timestamp, parseCommitMessage(commit.message), changes, commit.tree);
       if (this.add(entry)) added.push(entry);
       parentTree = commit.tree;
