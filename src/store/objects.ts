@@ -208,8 +208,9 @@ export class ObjectStore {
    * own reader of a packed object (GitPackIndex.read: the pack's format, delta chains and inflation stay
    * isomorphic-git's) — without what its readObject does around that for every single read: a new
    * FileSystem wrapper, the gitdir's stat, the loose-object probe (an error thrown and caught), the listing
-   * of the pack folder, the lookup of the pack index and its checksum's promise. Those cost more than the
-   * read itself when the object is in the pack cache, as it mostly is when the history index is rebuilt.
+   * of the pack folder, the lookup of the pack index and its checksum's promise. For the small objects a
+   * rebuild of the history index reads (every commit, three trees per call, most of them tree deltas of
+   * about a hundred bytes) those cost more than the read itself.
    *
    * The same object in the same order of places as isomorphic-git's own read: only when the object is
    * known not to be loose (the listing of loose objects, knownNotLoose) and every pack of the current
