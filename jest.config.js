@@ -15,6 +15,7 @@ const QUICK = [
   'store/flags.test.ts',
   'store/front-door.test.ts',
   'store/history-index/',
+  'store/lean-commit.test.ts',
   'store/lru-map.test.ts',
   'store/hostile-paths.test.ts',
   'store/narrow-doors.test.ts',

@@ -181,8 +181,10 @@ export function memgitStoreTargets(results: SizeResult[]): string[] {
     if (cold > COLD_TARGET_MS) {
       why.push(
         'the cold open reads every commit and the trees along its changed path once (about 4 objects per call), each through ' +
-          "isomorphic-git's packed-object read — its per-read setup, the inflate (node:zlib, src/store/native-inflate.ts) and, in a pack " +
-          'with deltas, the delta chain behind each tree — and diffs the trees (src/store/raw-tree-diff.ts); the wall time beyond the CPU ' +
+          "isomorphic-git's reader of packed objects (GitPackIndex.read, called directly once the pack is loaded) — the inflate (node:zlib, " +
+          'src/store/native-inflate.ts) and, in a pack with deltas, the delta chain behind each tree — and diffs the trees ' +
+          '(src/store/raw-tree-diff.ts: only the entries two trees do not share are walked); isomorphic-git turns the pack index into ' +
+          'a Map of hex ids when the pack is first read; the rest is garbage collection; the wall time beyond the CPU ' +
           'time is the shared machine\'s load (its load average is beside each size)',
       );
     }

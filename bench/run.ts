@@ -774,9 +774,12 @@ function targets(opts: Options, writes: WriteResult[], flat: FlatResult[], reads
             `trailers say which path a call changed, not its new blob. So the cold open reads every commit once and diffs the trees along the ` +
             `changed path (three tree objects per call), each read from the pack through isomorphic-git. Each packed object is now inflated ` +
             `once (src/store/pack-cache.ts: isomorphic-git 1.44 never cached packed reads for a pack loaded from its .idx, so every read ` +
-            `re-inflated its whole delta chain, up to 50 deep); what remains per object is isomorphic-git's JavaScript inflate (pako) and ` +
-            `per-call setup, and garbage collection (trees are diffed as raw bytes, src/store/raw-tree-diff.ts, and loose-object probes are ` +
-            `answered from one listing). memgit may decode loose objects itself but not packs. Line counts and sizes ` +
+            `re-inflated its whole delta chain, up to 50 deep); once the pack is loaded, objects are read through isomorphic-git's own reader ` +
+            `of packed objects (GitPackIndex.read) without its readObject's per-read setup, commits' four fields are parsed by memgit ` +
+            `(src/store/lean-commit.ts), and each commit's tree diff starts from the trees its parent's diff read and walks only the ` +
+            `entries the two trees do not share (src/store/raw-tree-diff.ts); what remains per object is the inflate (node:zlib, ` +
+            `src/store/native-inflate.ts), isomorphic-git's delta resolution, and garbage collection. memgit may decode loose objects ` +
+            `itself but not packs. Line counts and sizes ` +
             `are left to the background backfill (row above) so that the open itself stays as short as this.`,
         );
       } else if (s.median > bound && /path prefix/.test(name)) {

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import git from 'isomorphic-git';
 import type { BudgetSlot, CacheBudget } from './cache-budget';
 import type { DurableFs } from './durable-fs';
+import { LeanCommit, parseLeanCommit } from './lean-commit';
 import { blobOid, commitContent, encodeLoose, LooseType, treeContent } from './loose-object';
 import { LruMap } from './lru-map';
 import './native-inflate'; // isomorphic-git's reads inflate with node:zlib
@@ -68,6 +69,7 @@ export class ObjectStore {
    */
   private looseNames: Set<string> | 'too-many' | null = null;
   private readonly objectsPrefix: string;
+  private readonly looseByOid: boolean;
 
   constructor(
     readonly fs: DurableFs,
@@ -76,6 +78,9 @@ export class ObjectStore {
   ) {
     this.packCache = new PackCacheTuner(this.gitCache, undefined, budget);
     this.objectsPrefix = path.join(gitdir, 'objects') + path.sep;
+    // isomorphic-git spells a loose object's path `${gitdir}/objects/xx/…`: where that is how knownNotLoose
+    // sees it too, an id can be looked up without building and parsing that path.
+    this.looseByOid = `${gitdir}/objects/` === this.objectsPrefix;
     const base = fs.gitFs.promises;
     const packDir = path.join(gitdir, 'objects', 'pack');
     const promises: typeof base = Object.create(base);
@@ -117,10 +122,12 @@ export class ObjectStore {
    * long history would otherwise never let timers run — among them the write lock's refresh, which would
    * then be taken as stale. Give the event loop a turn every 50 ms.
    */
-  private async yieldSometimes(): Promise<void> {
-    if (Date.now() - this.lastYield < 50) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    this.lastYield = Date.now();
+  private yieldSometimes(): Promise<void> | undefined {
+    // Not an async function: most calls return at once, without a promise to allocate and settle.
+    if (Date.now() - this.lastYield < 50) return undefined;
+    return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.lastYield = Date.now();
+    });
   }
 
   /** Is `file` a loose object path of this store that is certainly not on disk (nor staged)? */
@@ -131,6 +138,14 @@ export class ObjectStore {
     if (this.fs.isStaged(file)) return false;
     this.looseNames ??= listLooseObjects(path.join(this.gitdir, 'objects'));
     return this.looseNames !== 'too-many' && !this.looseNames.has(match[1] + match[2]);
+  }
+
+  /** knownNotLoose for an object id (the path isomorphic-git would probe, without parsing it back). */
+  private knownNotLooseOid(oid: string): boolean {
+    if (!this.looseByOid) return false;
+    this.looseNames ??= listLooseObjects(path.join(this.gitdir, 'objects'));
+    if (this.looseNames === 'too-many' || this.looseNames.has(oid)) return false;
+    return !this.fs.isStaged(`${this.gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`);
   }
 
   private get args() {
@@ -159,11 +174,97 @@ export class ObjectStore {
    */
   async readTreeContent(oid: string): Promise<Uint8Array> {
     await this.yieldSometimes();
+    const { type, object } = (await this.readPackedDirect(oid)) ?? (await this.readContent(oid));
+    if (type !== 'tree') throw new Error(`object ${oid} is a ${type}, not a tree`);
+    return object;
+  }
+
+  /**
+   * A commit's tree, parents, committer time and message, for the history index's rebuild from git (every
+   * commit read once): parsed here from the commit's bytes (lean-commit.ts) when it is an ordinary
+   * commit, and by isomorphic-git's readCommit otherwise (the same fields, the same errors).
+   */
+  async readLeanCommit(oid: string): Promise<LeanCommit> {
+    await this.yieldSometimes();
+    const direct = await this.readPackedDirect(oid);
+    const lean = direct?.type === 'commit' ? parseLeanCommit(direct.object) : null;
+    if (lean) return lean;
+    this.countRead();
+    const { commit } = await this.read((args) => git.readCommit({ ...args, oid }));
+    return commit;
+  }
+
+  private async readContent(oid: string): Promise<{ type: string; object: Uint8Array }> {
     this.countRead();
     const { type, object } = await this.read((args) => git.readObject({ ...args, oid, format: 'content' }));
-    if (type !== 'tree') throw new Error(`object ${oid} is a ${type}, not a tree`);
-    return object as Uint8Array;
+    return { type, object: object as Uint8Array };
   }
+
+  /** Counts of the reads readPackedDirect answered and of those it left to isomorphic-git (diagnostics, tests). */
+  readonly directReads = { direct: 0, declined: 0 };
+
+  /**
+   * An object read straight from a pack that isomorphic-git has already loaded and checked, through its
+   * own reader of a packed object (GitPackIndex.read: the pack's format, delta chains and inflation stay
+   * isomorphic-git's) — without what its readObject does around that for every single read: a new
+   * FileSystem wrapper, the gitdir's stat, the loose-object probe (an error thrown and caught), the listing
+   * of the pack folder, the lookup of the pack index and its checksum's promise. For the small objects a
+   * rebuild of the history index reads (every commit, three trees per call, most of them tree deltas of
+   * about a hundred bytes) those cost more than the read itself.
+   *
+   * The same object in the same order of places as isomorphic-git's own read: only when the object is
+   * known not to be loose (the listing of loose objects, knownNotLoose) and every pack of the current
+   * listing before it has been loaded. Null whenever that is not known — the empty tree (hard-wired in
+   * isomorphic-git), a pack not loaded or not read from yet, a loose object, a failed read — and the caller
+   * then reads through isomorphic-git's entry point, as before.
+   */
+  private async readPackedDirect(oid: string): Promise<{ type: string; object: Uint8Array } | null> {
+    const packs = this.listedPacks();
+    if (packs === null || oid === EMPTY_TREE_OID || !OID.test(oid) || !this.knownNotLooseOid(oid)) {
+      this.directReads.declined++;
+      return null;
+    }
+    for (const key of packs) {
+      const pack = this.packCache.loadedPack(key);
+      if (!pack) break;
+      const offset = pack.offsets.get(oid);
+      if (offset === undefined) continue;
+      if (!pack.pack || !pack._checksumVerification) break;
+      try {
+        if (!this.verifiedPacks.has(pack)) {
+          await pack._checksumVerification;
+          this.verifiedPacks.add(pack);
+        }
+        // The object as isomorphic-git's readSlice would hand it out of the offset cache (pack-cache.ts's,
+        // which memgit installed), or read by it.
+        const read = (pack.offsetCache as Record<number, { type: string; object: Uint8Array } | undefined>)[offset] ?? (await pack.read({ oid }));
+        if (typeof read?.type !== 'string' || !(read.object instanceof Uint8Array)) break;
+        this.directReads.direct++;
+        return { type: read.type, object: read.object };
+      } catch {
+        break; // isomorphic-git's own read reports it (or recovers: read() retries with fresh listings)
+      }
+    }
+    this.directReads.declined++;
+    return null;
+  }
+
+  /** The pack indexes whose checksum isomorphic-git has checked (its promise awaited once here). */
+  private readonly verifiedPacks = new WeakSet<object>();
+  private listedPacksFor: string[] | null = null;
+  private listedPackKeys: string[] = [];
+
+  /** The current listing's pack indexes, as isomorphic-git names them (null: not listed yet). */
+  private listedPacks(): string[] | null {
+    const listing = this.packListing;
+    if (listing === null) return null;
+    if (this.listedPacksFor !== listing) {
+      this.listedPacksFor = listing;
+      this.listedPackKeys = listing.filter((name) => name.endsWith('.idx')).map((name) => `${this.gitdir}/objects/pack/${name}`);
+    }
+    return this.listedPackKeys;
+  }
+
 
   private cacheTree(oid: string, entries: TreeEntry[]): void {
     if (this.trees.size >= TREE_CACHE_LIMIT) this.dropTrees();
@@ -323,6 +424,7 @@ export class ObjectStore {
   }
 }
 
+const OID = /^[0-9a-f]{40}$/;
 const LOOSE_PATH = /[\\/]objects[\\/]([0-9a-f]{2})[\\/]([0-9a-f]{38})$/;
 /** Beyond this many loose objects the listing is not kept (each object is probed on disk instead). */
 const LOOSE_LISTING_LIMIT = 100_000;

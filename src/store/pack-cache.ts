@@ -104,11 +104,34 @@ function isSliceResult(value: unknown): value is SliceResult {
   return !!value && typeof value === 'object' && (value as SliceResult).object instanceof Uint8Array && typeof (value as SliceResult).type === 'string';
 }
 
+/**
+ * What memgit uses of isomorphic-git's GitPackIndex: `offsets` (the ids in the pack, from its .idx), `pack`
+ * (the promise of the pack's bytes, set by isomorphic-git's readObjectPacked on the first read from it),
+ * `_checksumVerification` (the promise of the pack's check, set there too) and `read` (isomorphic-git's
+ * own reader of one object, with its delta chain).
+ */
+export interface LoadedPackIndex {
+  offsetCache: object;
+  readDepth: unknown;
+  readSlice: unknown;
+  offsets: Map<string, number>;
+  pack?: Promise<unknown> | null;
+  _checksumVerification?: Promise<unknown>;
+  read(args: { oid: string }): Promise<{ type: string; object: Uint8Array }>;
+}
+
 /** Is this object shaped like isomorphic-git's GitPackIndex (the fields readSlice uses)? */
 function isPackIndex(value: unknown): value is { offsetCache: object; readDepth: unknown; readSlice: unknown } {
   if (!value || typeof value !== 'object') return false;
   const pack = value as { offsetCache?: unknown; readSlice?: unknown };
   return typeof pack.offsetCache === 'object' && pack.offsetCache !== null && typeof pack.readSlice === 'function';
+}
+
+/** …and has what ObjectStore's direct reads use (LoadedPackIndex). */
+function isReadablePackIndex(value: unknown): value is LoadedPackIndex {
+  if (!isPackIndex(value)) return false;
+  const pack = value as unknown as { offsets?: unknown; read?: unknown };
+  return pack.offsets instanceof Map && typeof pack.read === 'function';
 }
 
 /**
@@ -126,9 +149,31 @@ export class PackCacheTuner {
     private readonly budget?: CacheBudget,
   ) {}
 
+  /**
+   * The pack indexes loaded so far, by the file name isomorphic-git keys them by (`<gitdir>/objects/pack/
+   * <name>.idx`), each as isomorphic-git itself still holds it: an index it dropped (a failed load) or
+   * replaced is not named here.
+   */
+  private readonly loaded = new Map<string, { loading: unknown; map: Map<unknown, unknown>; pack: LoadedPackIndex }>();
+
   /** Empty every cache installed so far (the packs are forgotten, or the store closes). */
   release(): void {
     for (const cache of this.installed.splice(0)) void cache[RELEASE];
+    this.loaded.clear();
+  }
+
+  /**
+   * The pack index isomorphic-git has loaded from `filename` (and holds), with this cache installed, or
+   * undefined when it has not (yet): reading through isomorphic-git's own entry points loads it.
+   */
+  loadedPack(filename: string): LoadedPackIndex | undefined {
+    const known = this.loaded.get(filename);
+    if (!known) return undefined;
+    if (known.map.get(filename) !== known.loading) {
+      this.loaded.delete(filename);
+      return undefined;
+    }
+    return known.pack;
   }
 
   tune(): void {
@@ -136,11 +181,16 @@ export class PackCacheTuner {
     for (const key of Object.getOwnPropertySymbols(cache)) {
       const value = cache[key];
       if (!(value instanceof Map)) continue;
-      for (const loading of value.values()) {
+      for (const [filename, loading] of value.entries()) {
         if (!loading || (typeof loading !== 'object' && typeof loading !== 'function') || this.seen.has(loading)) continue;
         this.seen.add(loading);
         void Promise.resolve(loading).then(
-          (pack: unknown) => this.install(pack),
+          (pack: unknown) => {
+            this.install(pack);
+            if (typeof filename === 'string' && isReadablePackIndex(pack) && value.get(filename) === loading) {
+              this.loaded.set(filename, { loading, map: value, pack });
+            }
+          },
           () => undefined,
         );
       }

@@ -116,6 +116,9 @@ test('a cold open of a store repacked by git (delta chains) rebuilds the index w
     expect(cold.history.all().map(withoutFacts)).toEqual(written);
     expect(inflates).toBeGreaterThan(0);
     expect(inflates).toBeLessThanOrEqual(packed.length);
+    // Most reads went straight to the pack index isomorphic-git had loaded (ObjectStore.readPackedDirect):
+    // the first ones load it through isomorphic-git's own entry point.
+    expect(cold.objects.directReads.direct).toBeGreaterThan(written.length);
 
     // The pack index isomorphic-git loaded got the cache: objects it hands out (shared) are right.
     const head = written[written.length - 1];

@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import isoGit from 'isomorphic-git';
 import { MemoryStore } from '../../src/store/memory-store';
 import { diffTrees } from '../../src/store/objects';
 import { diffTreesRaw } from '../../src/store/raw-tree-diff';
@@ -159,6 +160,63 @@ test('a tree out of git order is diffed by diffTrees instead, with the same answ
     expect(expected).toEqual([{ path: 'a', oldOid: blob, newOid: other }]);
     expect(await diffTreesRaw(store.objects, bad, good)).toEqual(expected);
     expect(await diffTreesRaw(store.objects, good, bad)).toEqual(await diffTrees(store.objects, good, bad));
+    await store.close();
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('trees that share most of their bytes (the shared start and end are skipped): the same answer as diffTrees, out-of-order and duplicate entries in the shared part included', async () => {
+  const dir = makeTempDir('memgit-raw-diff-shared-');
+  try {
+    const store = await MemoryStore.open(dir, { log: () => undefined, flags: false, fsync: false });
+    const gitdir = path.join(dir, '.git');
+    const random = mulberry32(31_2026);
+    const write = (bytes: Buffer) => isoGit.writeObject({ fs, gitdir, type: 'tree', object: bytes, format: 'content' });
+    const id = (k: number) => Buffer.from(k.toString(16).padStart(40, '0'), 'hex');
+    const subtree = Buffer.from(await write(Buffer.concat([Buffer.from('100644 inner\0'), id(7)])), 'hex');
+    const folder = await write(Buffer.concat([Buffer.from('100644 inner\0'), id(8)]));
+    type Entry = { head: string; oid: Buffer };
+    const encode = (entries: Entry[]) => Buffer.concat(entries.flatMap((e) => [Buffer.from(e.head), e.oid]));
+    const names = Array.from({ length: 40 }, (_, k) => `note-${String(k).padStart(3, '0')}.md`);
+    let fellBack = 0;
+    let raw = 0;
+    for (let round = 0; round < 150; round++) {
+      const base: Entry[] = names.filter(() => random() < 0.6).map((name, k) => (random() < 0.1 ? { head: `40000 ${name}\0`, oid: subtree } : { head: `100644 ${name}\0`, oid: id(k + 1) }));
+      const changed = base.map((e) => ({ ...e }));
+      const at = () => Math.floor(random() * changed.length);
+      for (let edits = 1 + Math.floor(random() * 2); edits > 0 && changed.length > 2; edits--) {
+        const roll = random();
+        if (roll < 0.4) {
+          const k = at();
+          changed[k].oid = changed[k].head.startsWith('40000') ? Buffer.from(folder, 'hex') : id(1000 + round * 10 + edits);
+        }
+        else if (roll < 0.55) changed.splice(at(), 1);
+        else if (roll < 0.7) {
+          const k = at();
+          changed[k].head = changed[k].head.replace('.md\0', '.mdx\0'); // renamed, in the same place in git's order
+        }
+        else if (roll < 0.8) {
+          const k = at();
+          changed[k] = { head: changed[k].head.startsWith('40000') ? changed[k].head.replace('40000', '100644') : changed[k].head.replace('100644', '40000'), oid: subtree };
+        } else changed.splice(at(), 0, { head: `100644 new-${round}\0`, oid: id(5000 + round) });
+      }
+      // Out of order or duplicated, in both trees (the shared part) or in one.
+      const spoil = random();
+      const swap = (list: Entry[], k: number) => k + 1 < list.length && ([list[k], list[k + 1]] = [list[k + 1], list[k]]);
+      if (spoil < 0.1) { swap(base, 0); swap(changed, 0); }
+      else if (spoil < 0.2) { swap(base, base.length - 2); swap(changed, changed.length - 2); }
+      else if (spoil < 0.25) { base.splice(1, 0, { ...base[1] }); changed.splice(1, 0, { ...changed[1] }); }
+      else if (spoil < 0.3) swap(changed, Math.floor(changed.length / 2));
+      const [before, after] = [await write(encode(base)), await write(encode(changed))];
+      const expected = await diffTrees(store.objects, before, after);
+      expect({ round, changes: await diffTreesRaw(store.objects, before, after) }).toEqual({ round, changes: expected });
+      expect({ round, changes: await diffTreesRaw(store.objects, after, before) }).toEqual({ round, changes: await diffTrees(store.objects, after, before) });
+      if (spoil < 0.3) fellBack++;
+      else raw++;
+    }
+    expect(fellBack).toBeGreaterThan(20);
+    expect(raw).toBeGreaterThan(80);
     await store.close();
   } finally {
     removeDir(dir);

@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseCommitMessage } from '../commit-message';
 import { isMemoryFile } from './file-diffs';
-import { diffTrees, ObjectStore, ReadCommitResult } from '../objects';
-import { diffTreesRaw } from '../raw-tree-diff';
+import type { LeanCommit } from '../lean-commit';
+import { diffTrees, ObjectStore } from '../objects';
+import { ConsecutiveTrees, diffTreesRaw } from '../raw-tree-diff';
 import { SerialQueue } from '../write-lock';
 import { BlameIndex } from './blame-index';
 import { HistoryEntry, makeEntry } from './entry';
@@ -131,11 +132,11 @@ export class HistoryIndex {
     const loaded = this.entries.length;
     // Walk back from HEAD to the newest commit the index knows, keeping each commit read (it is described
     // from the same object below: one read per commit).
-    const missing: Array<{ oid: string; commit: ReadCommitResult['commit'] }> = [];
+    const missing: Array<{ oid: string; commit: LeanCommit }> = [];
     let cursor: string | null = headCommit;
     const walking = this.progress('reading history');
     while (cursor && this.position(cursor) === undefined) {
-      const { commit } = await this.objects.readCommit(cursor);
+      const commit = await this.objects.readLeanCommit(cursor);
       missing.push({ oid: cursor, commit });
       cursor = commit.parent[0] ?? null;
       if (missing.length % 1000 === 0) {
@@ -152,11 +153,13 @@ export class HistoryIndex {
     let parentTree: string | null = null;
     if (missing.length && missing[0].commit.parent[0]) {
       const parent = missing[0].commit.parent[0];
-      parentTree = this.get(parent)?.tree ?? (await this.objects.readCommit(parent)).commit.tree;
+      parentTree = this.get(parent)?.tree ?? (await this.objects.readLeanCommit(parent)).tree;
     }
     const indexing = this.progress('indexing history');
+    const trees = new ConsecutiveTrees(this.objects); // each commit's diff starts where its parent's ended
     for (const [k, { oid, commit }] of missing.entries()) {
-      const changes = await diffTreesRaw(this.objects, parentTree, commit.tree);
+      const changes = await diffTreesRaw(this.objects, parentTree, commit.tree, '', trees);
+      trees.next();
       const entry = makeEntry(oid, commit.parent[0] ?? null, commit.committer.timestamp, parseCommitMessage(commit.message), changes, commit.tree);
       if (this.add(entry)) added.push(entry);
       parentTree = commit.tree;
