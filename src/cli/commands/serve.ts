@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { newOperatorToken, tokenProblem } from '../../operator/token';
 import { type MemoryStore, registerHolder } from '../../store';
-import { heapLine } from '../heap';
+import { heapLine, tuneHeapForServing } from '../heap';
 import { fail, openStore, repoOption } from '../options';
 import type { CliServices, RunningStoreUi, StoreUiService } from '../services';
 
@@ -28,6 +28,7 @@ export function registerServe(program: Command, services: CliServices): void {
         '  memgit serve --port 8080 --public-url https://memory.example.com   # behind nginx/caddy on this machine',
     )
     .action(async (options: ServeCliOptions) => {
+      tuneHeapForServing(); // before the store opens: its heap grows under these flags (src/cli/heap.ts)
       await serveUntilStopped(await openStore(options.repo, { create: false }), { ...options, command: 'memgit serve' }, services.storeUi);
     });
 }

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { MIN_TOKEN_LENGTH, newOperatorToken, tokenProblem } from '../../operator/token';
-import { heapLine } from '../heap';
+import { heapLine, tuneHeapForServing } from '../heap';
 import { fail, positiveInteger, printError } from '../options';
 import type { CliServices, ServerService } from '../services';
 
@@ -79,6 +79,7 @@ export function registerServer(program: Command, services: CliServices): void {
     .option('--fleet-token-env <var>', 'environment variable holding the git server\'s token (fleet)')
     .option('--ack <mode>', 'fleet: acknowledge a write once the git server holds it (replicated) or once committed here (local)', 'replicated')
     .action(async (options: ServerCliOptions) => {
+      tuneHeapForServing(); // before any store opens (src/cli/heap.ts)
       await runServer(options, services.server);
     });
 }
