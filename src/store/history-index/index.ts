@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseCommitMessage } from '../commit-message';
 import { isMemoryFile } from './file-diffs';
-import { diffTrees, ObjectStore, ReadCommitResult } from '../objects';
+import { diffTrees, FileChange, ObjectStore, ReadCommitResult } from '../objects';
 import { diffTreesRaw } from '../raw-tree-diff';
 import { SerialQueue } from '../write-lock';
 import { BlameIndex } from './blame-index';
@@ -586,8 +586,69 @@ export class HistoryIndex {
       entry = undefined;
     }
     if (typeof entry?.commit !== 'string' || entry.commit !== base.commitAt(position)) this.inconsistent(position);
-    this.entries[position] = entry;
+    this.entries[position] = this.share(entry!, position);
     return entry;
+  }
+
+  /**
+   * Let a parsed entry use strings the index already holds where its own are equal to them, so that its
+   * copies can be collected: every string of a parsed line is a new one, and once a page has asked for all
+   * entries (summary, calls, points) they stay resident (about 780 bytes an entry at 10,000 commits). The
+   * parent is the previous entry's commit, the tool_use id the title, a changed file's old blob the new blob
+   * of that file's previous change, paths and sessions the snapshot's tables (held for its lookups anyway),
+   * and the commit's command, path and facts-free fields a small table of their own. Values stay equal:
+   * only which copy of a string the entry points to changes.
+   */
+  private share(entry: HistoryEntry, position: number): HistoryEntry {
+    const base = this.base!;
+    if (typeof entry.parent === 'string' && position > 0) {
+      const previous = this.entries[position - 1];
+      if (previous?.commit === entry.parent) entry.parent = previous.commit;
+    }
+    if (typeof entry.toolUseId === 'string' && entry.toolUseId === entry.title) entry.toolUseId = entry.title;
+    const session = base.sessionOf[position];
+    if (session >= 0 && entry.session === base.sessions[session]) entry.session = base.sessions[session];
+    if (typeof entry.command === 'string') entry.command = this.common(entry.command);
+    if (typeof entry.path === 'string') entry.path = this.common(entry.path);
+    if (Array.isArray(entry.changes)) {
+      const first = position === 0 ? 0 : base.changeEnd[position - 1];
+      for (let k = 0; k < entry.changes.length; k++) {
+        const change = entry.changes[k];
+        if (typeof change !== 'object' || change === null) continue;
+        const known = first + k < base.changeEnd[position] ? base.paths[base.changePath[first + k]] : undefined;
+        if (known !== undefined && change.path === known) change.path = known;
+        if (typeof change.oldOid === 'string') {
+          const before = this.previousChange(change.path, position);
+          if (before?.newOid === change.oldOid) change.oldOid = before.newOid;
+        }
+      }
+    }
+    return entry;
+  }
+
+  /** Strings of few distinct values (commands, the paths calls name), one copy each. */
+  private readonly commonStrings = new Map<string, string>();
+
+  private common(value: string): string {
+    const known = this.commonStrings.get(value);
+    if (known !== undefined) return known;
+    if (this.commonStrings.size < 100_000) this.commonStrings.set(value, value);
+    return value;
+  }
+
+  /** The change of `repoPath` in the newest entry before `position` that changed it, if that entry is parsed. */
+  private previousChange(repoPath: string, position: number): FileChange | undefined {
+    const list = this.byPathIds.get(repoPath);
+    if (!list) return undefined;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid] < position) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === 0) return undefined;
+    return this.entries[list[lo - 1]]?.changes?.find?.((c) => c?.path === repoPath);
   }
 
   /**
