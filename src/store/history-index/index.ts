@@ -40,6 +40,8 @@ const SNAPSHOT_MIN_ENTRIES = 2000;
 const SNAPSHOT_STALE_LINES = 1000;
 const BACKFILL_BLOBS = 8192;
 const BACKFILL_BYTES = 64 * 1024 * 1024;
+/** all() reads the lines it parses in runs of about this many bytes. */
+const ALL_READ_BYTES = 1024 * 1024;
 let rewriteCounter = 0;
 
 export interface HistoryIndexOptions {
@@ -265,9 +267,23 @@ export class HistoryIndex {
 
   all(): readonly HistoryEntry[] {
     if (this.base && !this.baseParsed) {
-      // Every line at once: one read of the part the snapshot describes, not one per line.
-      const bytes = this.linesFile().readRange(0, this.base.covered);
-      for (let i = 0; i < this.base.n; i++) if (this.entries[i] === undefined) this.materialise(i, bytes);
+      // The lines not parsed yet, a run of them per read (up to ALL_READ_BYTES), not one read per line nor
+      // one of the whole part the snapshot describes (49 MB at 100,000 commits, beside the entries parsed).
+      const base = this.base;
+      const lines = this.linesFile();
+      let i = 0;
+      while (i < base.n) {
+        if (this.entries[i] !== undefined) {
+          i++;
+          continue;
+        }
+        const start = base.lineAt(i);
+        let j = i + 1;
+        while (j < base.n && this.entries[j] === undefined && base.lineAt(j) - start < ALL_READ_BYTES) j++;
+        const bytes = lines.readRange(start, j < base.n ? base.lineAt(j) : base.covered);
+        for (let k = i; k < j; k++) this.materialise(k, bytes, start);
+        i = j;
+      }
       this.baseParsed = true;
       this.closeLines(); // every line is parsed: the file is not needed any more
     }
@@ -571,7 +587,7 @@ export class HistoryIndex {
   }
 
   /** Parse a snapshot position's line (once: the entry object is kept, facts may be set on it later). */
-  private materialise(position: number, whole?: Buffer): HistoryEntry | undefined {
+  private materialise(position: number, whole?: Buffer, wholeStart = 0): HistoryEntry | undefined {
     const base = this.base!;
     if (!Number.isInteger(position) || position < 0 || position >= base.n) return undefined;
     const start = base.lineAt(position);
@@ -579,7 +595,7 @@ export class HistoryIndex {
     const next = position + 1 < base.n ? base.lineAt(position + 1) : base.covered;
     let entry: HistoryEntry | undefined;
     try {
-      const bytes = whole ? whole.subarray(start, next) : this.linesFile().readRange(start, next);
+      const bytes = whole ? whole.subarray(start - wholeStart, next - wholeStart) : this.linesFile().readRange(start, next);
       const end = bytes.indexOf(10);
       entry = JSON.parse(bytes.toString('utf8', 0, end < 0 ? bytes.length : end)) as HistoryEntry;
     } catch {
