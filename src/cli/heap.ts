@@ -19,10 +19,11 @@ import * as v8 from 'node:v8';
  *   history leave garbage in the old generation, which would otherwise stay resident until the heap had
  *   grown far past what is live.
  *
- * Measured on the 10,000-commit bench store (the bench's 24 page requests, three runs each, interleaved, on
- * a loaded machine): peak RSS 237–244 MB with V8's defaults against 196–211 MB with both; CPU time of the
- * server 3.9–4.0 s against 3.9–4.7 s. An operator's own setting of the same generation wins: a flag is not set when
- * NODE_OPTIONS or node's arguments name it (or, for the young generation, its size).
+ * Measured on the 30,000-commit bench store (the bench's 24 page requests): peak RSS 315 MB with V8's
+ * defaults, 274 MB with both, 291 MB with --heap-growing-percent=50; the server's CPU time 4.9 s, 6.3 s and
+ * 5.5 s (docs/performance.md). An operator's own setting wins: a flag is not set when node's arguments name
+ * it (or, for the young generation, its size, which NODE_OPTIONS may also carry; node refuses these two
+ * there).
  */
 export const SERVING_HEAP_FLAGS: ReadonlyArray<{ flag: string; unlessSet: RegExp }> = [
   { flag: '--semi-space-growth-factor=1', unlessSet: /--(max|min)[-_]semi[-_]space[-_]size|--semi[-_]space[-_]growth[-_]factor/ },
