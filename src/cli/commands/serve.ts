@@ -100,6 +100,7 @@ export async function serveUntilStopped(
   process.stdout.write(`memgit: ${server.accessNotice}\n`);
   if (options.publicUrl) process.stdout.write(`memgit: public URL ${options.publicUrl.origin}/\n`);
   process.stdout.write(`${heapLine()}\n`);
+  if (store.cacheBudget) process.stdout.write(`memgit: caches of the store and its UI: up to ${formatMib(store.cacheBudget.maxBytes)} together (--cache-size)\n`);
   process.stdout.write(`memgit: answers requests for Host ${server.allowedHosts.join(', ')}; any other Host gets 421\n`);
   if (isWildcard(options.host) && !(options.allowedHost?.length || options.publicUrl)) {
     process.stdout.write(
@@ -155,4 +156,10 @@ function parsePublicUrl(value: string): URL {
     throw new InvalidArgumentError('expected the origin only (scheme, host, port): the UI is served at the root');
   }
   return url;
+}
+
+/** Bytes as MiB for a start-up line (one decimal below 10 MiB). */
+function formatMib(bytes: number): string {
+  const mib = bytes / 1024 / 1024;
+  return `${mib < 10 ? Number(mib.toFixed(1)) : Math.round(mib)} MiB`;
 }
