@@ -60,7 +60,7 @@ it('finds the imports it checks (the scan itself works)', () => {
   const program = files.find((f) => f.rel === path.join('cli', 'program.ts'))!;
   expect(program.imports).toEqual(expect.arrayContaining(['store', 'cli/commands', 'cli/services']));
   const entry = files.find((f) => f.rel === ENTRY)!;
-  expect(entry.imports).toEqual(['cli/threadpool', 'compose/cli']);
+  expect(entry.imports).toEqual(['cli/threadpool', 'cli/serving-heap', 'compose/cli']);
   const compose = files.find((f) => f.rel === path.join('compose', 'cli.ts'))!;
   // require() of another module counts as much as a static import.
   expect(compose.imports).toEqual(expect.arrayContaining(['web/server', 'mcp/stdio', 'agent/demo/build']));

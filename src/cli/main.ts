@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import './threadpool'; // first: sizes libuv's pool before any file system call
+import './serving-heap'; // then V8's heap flags for serve and server, before the modules they load
 import { runCli } from '../compose/cli';
 
 /**

@@ -102,3 +102,20 @@ export async function resolveAt(store: MemoryStore, ref: string | undefined): Pr
     throw error;
   }
 }
+
+/** A size on the command line: 512mb, 1gb, 4096 (bytes); 0 allowed. */
+export function parseByteCount(value: string): number {
+  const match = /^(\d+)(b|kb|mb|gb)?$/i.exec(value.trim());
+  if (!match) throw new InvalidArgumentError('expected a size such as 512mb or 1gb (0: no bound)');
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b'];
+  const bytes = Number(match[1]) * unit;
+  if (!Number.isSafeInteger(bytes)) throw new InvalidArgumentError('too large');
+  return bytes;
+}
+
+/** A size above 0. */
+export function parsePositiveByteCount(value: string): number {
+  const bytes = parseByteCount(value);
+  if (bytes === 0) throw new InvalidArgumentError('expected a size above 0, such as 256mb');
+  return bytes;
+}

@@ -7,7 +7,7 @@ import { LeanCommit, parseLeanCommit } from './lean-commit';
 import { blobOid, commitContent, encodeLoose, LooseType, treeContent } from './loose-object';
 import { LruMap } from './lru-map';
 import './native-inflate'; // isomorphic-git's reads inflate with node:zlib
-import { PackCacheTuner } from './pack-cache';
+import { CACHED_OBJECT_OVERHEAD, ownedBytes, PackCacheTuner } from './pack-cache';
 
 /**
  * Object-level access to one repository: blobs, trees and commits by oid, all read and written through
@@ -325,16 +325,18 @@ export class ObjectStore {
    * audit page viewed again does not inflate its blobs from the pack again (isomorphic-git inflates
    * packed objects and their delta chains in JavaScript, the main cost of a page that shows diffs).
    */
-  private remember(oid: string, bytes: Uint8Array): void {
-    if (bytes.byteLength > RECENT_BLOB_MAX_BYTES) return;
+  private remember(oid: string, given: Uint8Array): void {
+    if (given.byteLength > RECENT_BLOB_MAX_BYTES) return;
     this.forgetBlob(oid);
+    // Its own bytes (a caller's Buffer may be a view into a larger one), counted with what an entry costs.
+    const bytes = ownedBytes(given);
     if (this.budget) {
       const slot: BudgetSlot = { evict: () => this.blobSlots.get(oid) === slot && this.forgetBlob(oid) };
-      if (!this.budget.charge(slot, bytes.byteLength + 64)) return;
+      if (!this.budget.charge(slot, bytes.byteLength + CACHED_OBJECT_OVERHEAD)) return;
       this.blobSlots.set(oid, slot);
     }
     this.recentBlobs.set(oid, bytes);
-    this.recentBlobBytes += bytes.byteLength;
+    this.recentBlobBytes += bytes.byteLength + CACHED_OBJECT_OVERHEAD;
     while (this.recentBlobs.size > RECENT_BLOB_LIMIT || this.recentBlobBytes > RECENT_BLOBS_BYTES) {
       this.forgetBlob(this.recentBlobs.oldestKey()!);
     }
@@ -344,7 +346,7 @@ export class ObjectStore {
     const old = this.recentBlobs.peek(oid);
     if (old) {
       this.recentBlobs.delete(oid);
-      this.recentBlobBytes -= old.byteLength;
+      this.recentBlobBytes -= old.byteLength + CACHED_OBJECT_OVERHEAD;
     }
     const slot = this.blobSlots.get(oid);
     if (slot) {

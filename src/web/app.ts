@@ -41,7 +41,10 @@ export interface AppOptions {
   serverStore?: { id: string; listUrl: string };
   /** The command whose start-up printed the operator token, as the login page names it (default `memgit serve`). */
   command?: string;
-  /** A memory budget the UI's caches share with other stores' (memgit server; see store/cache-budget.ts). */
+  /**
+   * A memory budget the UI's caches share with other stores' (memgit server; see store/cache-budget.ts);
+   * without one, the store's own budget (memgit serve's), if it has one.
+   */
   cacheBudget?: CacheBudget;
   /**
    * The template environment (createViews), to share one between the UIs of many stores (memgit server):
@@ -84,7 +87,7 @@ export function createViews(viewsDir = findViewsDir()): nunjucks.Environment {
 export function createApp(options: AppOptions): Express {
   const viewsDir = findViewsDir();
   const site: SiteInfo = { command: options.command ?? 'memgit serve', store: options.serverStore ?? null };
-  const deps: WebDeps = { ctx: createAuditContext(options.store, options.cacheBudget), views: options.views ?? createViews(viewsDir), site };
+  const deps: WebDeps = { ctx: createAuditContext(options.store, options.cacheBudget ?? options.store.cacheBudget), views: options.views ?? createViews(viewsDir), site };
   const log = options.log ?? ((message: string) => process.stderr.write(`memgit serve: ${message}\n`));
   const app = express();
   app.disable('x-powered-by');

@@ -1,6 +1,7 @@
 /**
  * `memgit serve --allowed-host / --public-url`: a LAN address or a reverse proxy's host is answered, any
- * other Host still gets 421, and the start-up lines say which hosts the server answers to.
+ * other Host still gets 421, and the start-up lines say which hosts the server answers to. And its one
+ * budget for the caches of the store and its UI (`--cache-size`), stated at start-up.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -143,4 +144,22 @@ it('stops cleanly (exit 0) on a SIGTERM that comes as soon as it answers, before
     results.push(await exited);
   }
   expect(results).toEqual(Array.from({ length: 10 }, () => ({ exit: 0, signal: null })));
+});
+
+test('--cache-size: one budget for the caches of the store and its UI, 64 MiB by default, stated at start-up; 0 or nonsense is a usage error', async () => {
+  const plain = await serve([]);
+  expect(plain.stdout()).toContain('memgit: caches of the store and its UI: up to 64 MiB together (--cache-size)\n');
+  await plain.stop();
+  const small = await serve(['--cache-size', '16mb']);
+  expect(small.stdout()).toContain('up to 16 MiB together (--cache-size)');
+  expect((await request(small.port, { path: '/' })).status).toBe(200);
+  await small.stop();
+  for (const bad of ['0', 'lots']) {
+    const child = spawn(process.execPath, [CLI_MAIN, 'serve', '--repo', store.dir, '--port', '0', '--cache-size', bad], { cwd: REPO_ROOT });
+    let err = '';
+    child.stderr.on('data', (chunk) => (err += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(64);
+    expect(err).toMatch(/--cache-size/);
+  }
 });

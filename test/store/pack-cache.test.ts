@@ -9,7 +9,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HistoryEntry } from '../../src/store/history-index';
 import { MemoryStore } from '../../src/store/memory-store';
-import { boundedOffsetCache } from '../../src/store/pack-cache';
+import { CacheBudget } from '../../src/store/cache-budget';
+import { boundedOffsetCache, CACHED_OBJECT_OVERHEAD } from '../../src/store/pack-cache';
 import { QUIET, toolUse, useTempDir } from './git-helpers';
 
 // The very module isomorphic-git inflates with (one module registry per test file).
@@ -27,8 +28,11 @@ function git(dir: string, ...args: string[]): string {
 const slice = (n: number) => ({ type: 'blob', object: new Uint8Array(n) });
 
 describe('boundedOffsetCache', () => {
+  // Each entry counts its bytes and what an entry costs beyond them.
+  const w = (n: number) => n + CACHED_OBJECT_OVERHEAD;
+
   it('keeps the most recently used objects up to its byte budget', () => {
-    const cache = boundedOffsetCache(100);
+    const cache = boundedOffsetCache(2 * w(0) + 110);
     cache['10'] = slice(40);
     cache['20'] = slice(40);
     expect(cache['10']?.object.byteLength).toBe(40); // 10 is now the most recently used
@@ -36,13 +40,30 @@ describe('boundedOffsetCache', () => {
     expect('20' in cache).toBe(false);
     expect(cache['20']).toBeUndefined();
     expect(['10' in cache, '30' in cache]).toEqual([true, true]);
-    cache['40'] = slice(101); // larger than the whole budget: not kept, nothing evicted for it
+    cache['40'] = slice(2 * w(0) + 111); // larger than the whole budget: not kept, nothing evicted for it
     expect('40' in cache).toBe(false);
     expect(['10' in cache, '30' in cache]).toEqual([true, true]);
     cache['30'] = slice(60); // replacing an entry accounts for the old size: 40 + 60 fits
     expect(['10' in cache, '30' in cache]).toEqual([true, true]);
-    cache['50'] = slice(1); // 101 bytes: the oldest (10) goes
+    cache['50'] = slice(1); // 101 bytes and three entries: the oldest (10) goes
     expect(['10' in cache, '30' in cache, '50' in cache]).toEqual([false, true, true]);
+  });
+
+  it('keeps its own copy of an object that is a view into a larger buffer (a pool slab pins 8 KB), counted with its overhead', () => {
+    const budget = new CacheBudget(1024 * 1024);
+    const cache = boundedOffsetCache(1024 * 1024, budget);
+    const pooled = Buffer.from(Buffer.from('tree bytes of a small tree object')); // Node's pool: a view into a slab
+    expect(pooled.buffer.byteLength).toBeGreaterThan(pooled.byteLength);
+    cache['7'] = { type: 'tree', object: pooled };
+    const kept = cache['7']!.object;
+    expect(Buffer.isBuffer(kept)).toBe(true); // isomorphic-git calls Buffer methods on what its cache returns
+    expect(kept.buffer.byteLength).toBe(pooled.byteLength);
+    expect(Buffer.compare(kept as Buffer, pooled)).toBe(0);
+    expect(budget.used).toBe(w(pooled.byteLength));
+    const own = Buffer.allocUnsafeSlow(100).fill(1); // owns its memory: kept as it is
+    cache['8'] = { type: 'blob', object: own };
+    expect(cache['8']!.object).toBe(own);
+    expect(budget.used).toBe(w(pooled.byteLength) + w(100));
   });
 
   it('ignores what is not a slice result, and deletes', () => {

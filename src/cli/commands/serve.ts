@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { newOperatorToken, tokenProblem } from '../../operator/token';
-import { type MemoryStore, registerHolder } from '../../store';
-import { heapLine } from '../heap';
-import { fail, openStore, repoOption } from '../options';
+import { CacheBudget, type MemoryStore, registerHolder } from '../../store';
+import { heapLine, tuneHeapForServing } from '../heap';
+import { fail, openStore, parsePositiveByteCount, repoOption } from '../options';
 import type { CliServices, RunningStoreUi, StoreUiService } from '../services';
 
 export function registerServe(program: Command, services: CliServices): void {
@@ -17,6 +17,7 @@ export function registerServe(program: Command, services: CliServices): void {
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', (v) => parsePort(v), 3000)
     .option('--allowed-host <host>', 'also answer requests for this Host (a LAN address or name); repeatable', collectHost, [] as string[])
+    .option('--cache-size <size>', 'memory the store and its UI may use for caches, together (e.g. 32mb, 256mb)', parsePositiveByteCount, SERVE_CACHE_BYTES)
     .option('--public-url <url>', 'the URL browsers use behind a reverse proxy (its host is allowed; X-Forwarded-Proto from a loopback proxy is trusted)', parsePublicUrl)
     .addHelpText(
       'after',
@@ -28,12 +29,21 @@ export function registerServe(program: Command, services: CliServices): void {
         '  memgit serve --port 8080 --public-url https://memory.example.com   # behind nginx/caddy on this machine',
     )
     .action(async (options: ServeCliOptions) => {
-      await serveUntilStopped(await openStore(options.repo, { create: false }), { ...options, command: 'memgit serve' }, services.storeUi);
+      tuneHeapForServing(); // before the store opens: its heap grows under these flags (src/cli/heap.ts)
+      // One budget for every cache of the store and its UI (objects, trees, blobs, texts, blames, diffs).
+      await serveUntilStopped(await openStore(options.repo, { create: false, cacheBudget: new CacheBudget(options.cacheSize) }), { ...options, command: 'memgit serve' }, services.storeUi);
     });
 }
 
+/**
+ * The caches of `memgit serve`, all together (estimated bytes of what they retain): without one budget
+ * each cache has its own bound, and those add up to over 240 MB (docs/performance.md).
+ */
+export const SERVE_CACHE_BYTES = 64 * 1024 * 1024;
+
 interface ServeCliOptions {
   repo?: string;
+  cacheSize: number;
   host: string;
   port: number;
   allowedHost?: string[];
@@ -90,6 +100,7 @@ export async function serveUntilStopped(
   process.stdout.write(`memgit: ${server.accessNotice}\n`);
   if (options.publicUrl) process.stdout.write(`memgit: public URL ${options.publicUrl.origin}/\n`);
   process.stdout.write(`${heapLine()}\n`);
+  if (store.cacheBudget) process.stdout.write(`memgit: caches of the store and its UI: up to ${formatMib(store.cacheBudget.maxBytes)} together (--cache-size)\n`);
   process.stdout.write(`memgit: answers requests for Host ${server.allowedHosts.join(', ')}; any other Host gets 421\n`);
   if (isWildcard(options.host) && !(options.allowedHost?.length || options.publicUrl)) {
     process.stdout.write(
@@ -145,4 +156,10 @@ function parsePublicUrl(value: string): URL {
     throw new InvalidArgumentError('expected the origin only (scheme, host, port): the UI is served at the root');
   }
   return url;
+}
+
+/** Bytes as MiB for a start-up line (one decimal below 10 MiB). */
+function formatMib(bytes: number): string {
+  const mib = bytes / 1024 / 1024;
+  return `${mib < 10 ? Number(mib.toFixed(1)) : Math.round(mib)} MiB`;
 }

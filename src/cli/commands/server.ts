@@ -3,8 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { MIN_TOKEN_LENGTH, newOperatorToken, tokenProblem } from '../../operator/token';
-import { heapLine } from '../heap';
-import { fail, positiveInteger, printError } from '../options';
+import { heapLine, tuneHeapForServing } from '../heap';
+import { fail, parseByteCount, parsePositiveByteCount, positiveInteger, printError } from '../options';
 import type { CliServices, ServerService } from '../services';
 
 export const DEFAULT_ROOT = 'memories-repo';
@@ -79,6 +79,7 @@ export function registerServer(program: Command, services: CliServices): void {
     .option('--fleet-token-env <var>', 'environment variable holding the git server\'s token (fleet)')
     .option('--ack <mode>', 'fleet: acknowledge a write once the git server holds it (replicated) or once committed here (local)', 'replicated')
     .action(async (options: ServerCliOptions) => {
+      tuneHeapForServing(); // before any store opens (src/cli/heap.ts)
       await runServer(options, services.server);
     });
 }
@@ -166,21 +167,6 @@ function sizeBytes(size: string): number {
 }
 
 /** A size in bytes: 512kb, 8mb, 1gb, a plain number of bytes, or 0 (no bound). */
-function parseByteCount(value: string): number {
-  const match = /^(\d+)(b|kb|mb|gb)?$/i.exec(value.trim());
-  if (!match) throw new InvalidArgumentError('expected a size such as 512mb or 1gb (0: no bound)');
-  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b'];
-  const bytes = Number(match[1]) * unit;
-  if (!Number.isSafeInteger(bytes)) throw new InvalidArgumentError('too large');
-  return bytes;
-}
-
-function parsePositiveByteCount(value: string): number {
-  const bytes = parseByteCount(value);
-  if (bytes === 0) throw new InvalidArgumentError('expected a size above 0, such as 256mb');
-  return bytes;
-}
-
 function nonNegativeInteger(value: string): number {
   return value.trim() === '0' ? 0 : positiveInteger(value);
 }
