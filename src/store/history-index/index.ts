@@ -352,14 +352,8 @@ export class HistoryIndex {
   lastChange(repoPath: string, position: number): HistoryEntry | undefined {
     const list = this.byPathIds.get(repoPath);
     if (!list) return undefined;
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (list[mid] <= position) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo > 0 ? this.at(list[lo - 1]) : undefined;
+    const count = countAtOrBefore(list, position);
+    return count > 0 ? this.at(list[count - 1]) : undefined;
   }
 
   /** The memory files at HEAD (repository paths) with their blob and the entry that last wrote each. */
@@ -659,15 +653,9 @@ export class HistoryIndex {
   private previousChange(repoPath: string, position: number): FileChange | undefined {
     const list = this.byPathIds.get(repoPath);
     if (!list) return undefined;
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (list[mid] < position) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo === 0) return undefined;
-    return this.entries[list[lo - 1]]?.changes?.find?.((c) => c?.path === repoPath);
+    const count = countAtOrBefore(list, position - 1);
+    if (count === 0) return undefined;
+    return this.entries[list[count - 1]]?.changes?.find?.((c) => c?.path === repoPath);
   }
 
   /**
@@ -866,4 +854,16 @@ class LineFile {
       fs.closeSync(fd);
     }
   }
+}
+
+/** How many positions of an ascending list are at or before `position` (a binary search). */
+function countAtOrBefore(list: ArrayLike<number>, position: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid] <= position) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
