@@ -22,9 +22,8 @@ export function revertedBy(history: HistoryIndex, commit: string): HistoryEntry[
     index = { size: 0, head: null, byTarget: new Map() };
     indexes.set(history, index);
   }
-  for (let i = index.size; i < history.size; i++) {
-    const entry = history.at(i)!;
-    for (const target of entry.reverts ?? []) {
+  for (const entry of history.revertsFrom(index.size)) {
+    for (const target of entry.reverts) {
       const list = index.byTarget.get(target);
       if (list) list.push(entry.commit);
       else index.byTarget.set(target, [entry.commit]);

@@ -105,6 +105,7 @@ function queries(index: HistoryIndex, extraIds: string[] = []): Record<string, u
   out.lastChange = paths.map((p) => cuts.map((k) => index.lastChange(p, k) ?? null));
   out.liveFiles = index.liveFiles();
   out.missingFacts = index.missingFacts();
+  out.revertsFrom = cuts.filter((k) => k >= 0).map((k) => index.revertsFrom(k));
   out.all = [...index.all()];
   out.every = Array.from({ length: n }, (_, i) => index.at(i));
   return out;
@@ -357,4 +358,34 @@ describe('hostile lines: the snapshot answers as the lines do, or is not written
     expect(again.snapshotEntries).toBe(0);
     expect(queries(again, extraIds)).toEqual(queries(reference, extraIds));
   });
+});
+
+test('the calls commits undid are read from the snapshot without keeping every entry, and as from the JSON lines', async () => {
+  const dir = tempDir();
+  await storeWithHistory(dir, 7, 20);
+  const store = await MemoryStore.open(dir, { ...QUIET, flags: false, replicate: false });
+  for (const name of ['x', 'y', 'z']) {
+    await store.execute(toolUse(`toolu_make_${name}`, { command: 'create', path: `/memories/undo/${name}.md`, file_text: `${name}\n` }), { session: 'sess_undo' });
+  }
+  const operator = { operator: 'dana', reason: 'test' };
+  const first = await store.revert('toolu_make_x', operator);
+  expect(first.status).toBe('committed');
+  expect((await store.revert('toolu_make_y', operator)).status).toBe('committed');
+  expect((await store.revert(first.commit!, operator)).status).toBe('committed'); // a revert of a revert
+  await randomHistory(store, 8, 10);
+  const head = store.history.head!.commit;
+  await store.close();
+
+  const reference = await indexOf(dir, head);
+  const expected = reference.all().filter((e) => e.reverts?.length).map((e) => ({ commit: e.commit, reverts: e.reverts }));
+  expect(expected).toHaveLength(3);
+  await indexOf(dir, head, SNAPSHOT); // writes the snapshot
+  const fast = await indexOf(dir, head, SNAPSHOT);
+  expect(fast.snapshotEntries).toBe(reference.size);
+  expect(fast.revertsFrom(0)).toEqual(expected);
+  expect(fast.revertsFrom(reference.position(first.commit!)! + 1)).toEqual(expected.slice(1));
+  // Only the three reverting entries were parsed to answer.
+  const parsed = (fast as unknown as { entries: unknown[] }).entries.filter((e) => e !== undefined).length;
+  expect(parsed).toBe(3);
+  expect(queries(fast)).toEqual(queries(reference));
 });
