@@ -373,15 +373,8 @@ export class HistoryIndex {
   byPathAfter(repoPath: string, position: number): HistoryEntry[] {
     const list = this.byPathIds.get(repoPath);
     if (!list) return [];
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (list[mid] <= position) lo = mid + 1;
-      else hi = mid;
-    }
     const entries: HistoryEntry[] = [];
-    for (let k = lo; k < list.length; k++) entries.push(this.at(list[k])!);
+    for (let k = countAtOrBefore(list, position); k < list.length; k++) entries.push(this.at(list[k])!);
     return entries;
   }
 
