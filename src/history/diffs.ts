@@ -10,13 +10,12 @@ export {
   fileDiffs,
   isMemoryFile,
   oneSidedPatch,
-  trimCommonLines,
   unifiedDiff,
   unifiedTextDiff,
   unifiedTextDiffWithin,
 } from '../store/history-index/file-diffs';
 export type { FileDiff } from '../store/history-index/file-diffs';
-export { beyondEditLength, DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH, lineChangeCounts, splitLines } from '../store/history-index/line-stats';
+export { beyondEditLength, DIFF_CONTEXT_LINES, DIFF_MAX_EDIT_LENGTH, lineChangeCounts, splitLines, trimCommonLines } from '../store/history-index/line-stats';
 export type { LineCounts } from '../store/history-index/line-stats';
 export { commitLineCounts } from '../store/history-index/facts';
 export type { FileFact } from '../store/history-index/facts';

@@ -5,8 +5,6 @@ import { KEEP_FILE } from '../tree-draft';
 import type { HistoryEntry } from './entry';
 import { beyondEditLength, trimCommonLines } from './line-stats';
 
-export { trimCommonLines };
-
 /** The memory files one commit changed, with their contents before and after (renames paired). */
 
 export interface FileDiff {

@@ -1,5 +1,5 @@
 import { structuredPatch } from 'diff';
-import { trimCommonLines } from '../../../src/store/history-index/file-diffs';
+import { trimCommonLines } from '../../../src/store/history-index/line-stats';
 import { compareTexts } from '../../../src/web/services/diff-view';
 
 /** compareTexts leaves shared leading and trailing lines out of the diff itself; the diff must not change. */
