@@ -19,6 +19,7 @@ const QUICK = [
   'store/lru-map.test.ts',
   'store/hostile-paths.test.ts',
   'store/narrow-doors.test.ts',
+  'store/pack-by-position.test.ts',
   'store/points.test.ts',
   'store/resolve-ref.test.ts',
   'store/store-vectors.test.ts',

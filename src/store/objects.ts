@@ -7,6 +7,7 @@ import { LeanCommit, parseLeanCommit } from './lean-commit';
 import { blobOid, commitContent, encodeLoose, LooseType, treeContent } from './loose-object';
 import { LruMap } from './lru-map';
 import './native-inflate'; // isomorphic-git's reads inflate with node:zlib
+import { packReadingCache } from './pack-by-position';
 import { CACHED_OBJECT_OVERHEAD, ownedBytes, PackCacheTuner } from './pack-cache';
 
 /**
@@ -43,8 +44,11 @@ function treeBytes(entries: TreeEntry[]): number {
 }
 
 export class ObjectStore {
-  /** isomorphic-git's own cache object: shared between calls so packfiles and the index are parsed once. */
-  readonly gitCache: object = {};
+  /**
+   * isomorphic-git's own cache object: shared between calls so packfiles and the index are parsed once.
+   * Its packs are read by position and their id tables kept compact (pack-by-position.ts).
+   */
+  readonly gitCache: object = packReadingCache();
   private readonly packCache: PackCacheTuner;
   private readonly trees = new Map<string, TreeEntry[]>();
   private readonly recentBlobs = new LruMap<string, Uint8Array>();

@@ -22,6 +22,7 @@
 
 import type { BudgetSlot, CacheBudget } from './cache-budget';
 import { LruMap } from './lru-map';
+import { CompactPackOffsets } from './pack-offsets';
 
 /** What GitPackIndex.readSlice caches per offset. */
 interface SliceResult {
@@ -127,7 +128,8 @@ function isSliceResult(value: unknown): value is SliceResult {
 }
 
 /**
- * What memgit uses of isomorphic-git's GitPackIndex: `offsets` (the ids in the pack, from its .idx), `pack`
+ * What memgit uses of isomorphic-git's GitPackIndex: `offsets` (the ids in the pack, from its .idx: a Map,
+ * or the compact table pack-by-position.ts puts in its place), `pack`
  * (the promise of the pack's bytes, set by isomorphic-git's readObjectPacked on the first read from it),
  * `_checksumVerification` (the promise of the pack's check, set there too) and `read` (isomorphic-git's
  * own reader of one object, with its delta chain).
@@ -136,7 +138,7 @@ export interface LoadedPackIndex {
   offsetCache: object;
   readDepth: unknown;
   readSlice: unknown;
-  offsets: Map<string, number>;
+  offsets: ReadonlyMap<string, number>;
   pack?: Promise<unknown> | null;
   _checksumVerification?: Promise<unknown>;
   read(args: { oid: string }): Promise<{ type: string; object: Uint8Array }>;
@@ -153,7 +155,7 @@ function isPackIndex(value: unknown): value is { offsetCache: object; readDepth:
 function isReadablePackIndex(value: unknown): value is LoadedPackIndex {
   if (!isPackIndex(value)) return false;
   const pack = value as unknown as { offsets?: unknown; read?: unknown };
-  return pack.offsets instanceof Map && typeof pack.read === 'function';
+  return (pack.offsets instanceof Map || pack.offsets instanceof CompactPackOffsets) && typeof pack.read === 'function';
 }
 
 /**

@@ -1,0 +1,217 @@
+/**
+ * Packs read by position and compact pack id tables (src/store/pack-by-position.ts, pack-offsets.ts): the
+ * table answers as the Map isomorphic-git built, and every object of a store that the real git CLI packed
+ * with deep delta chains reads back as `git cat-file` gives it — without the pack ever being read whole.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import git from 'isomorphic-git';
+import { MemoryStore } from '../../src/store/memory-store';
+import { PACK_WINDOW_BYTES, packReadCounts, PackByPosition } from '../../src/store/pack-by-position';
+import { CompactPackOffsets } from '../../src/store/pack-offsets';
+import { mulberry32 } from '../support/random';
+import { QUIET, toolUse, useTempDir } from './git-helpers';
+
+const tempDir = useTempDir();
+
+function runGit(dir: string, args: string[], input?: string): Buffer {
+  const run = spawnSync('git', args, { cwd: dir, input, maxBuffer: 256 * 1024 * 1024 });
+  if (run.status !== 0) throw new Error(`git ${args.join(' ')} failed (${run.status}): ${run.stderr}`);
+  return run.stdout;
+}
+
+describe('CompactPackOffsets', () => {
+  const random = mulberry32(31);
+  const randomOid = () => Array.from({ length: 40 }, () => '0123456789abcdef'[Math.floor(random() * 16)]).join('');
+
+  it('answers get, has, size and iteration as the Map it was made from', () => {
+    const ids = new Set<string>(['0'.repeat(40), 'f'.repeat(40), `00${'f'.repeat(38)}`, `ff${'0'.repeat(38)}`]);
+    while (ids.size < 3000) ids.add(randomOid());
+    const sorted = [...ids].sort();
+    // The order a .idx lists them in, and a shuffled one (sorted on the way in).
+    for (const order of [sorted, [...sorted].sort(() => random() - 0.5)]) {
+      const map = new Map(order.map((oid, i) => [oid, i === 0 ? 0xffffffff : Math.floor(random() * 0xffffffff)]));
+      const compact = CompactPackOffsets.from(map)!;
+      expect(compact).not.toBeNull();
+      expect(compact.size).toBe(map.size);
+      for (const [oid, offset] of map) {
+        expect(compact.get(oid)).toBe(offset);
+        expect(compact.has(oid)).toBe(true);
+      }
+      expect([...compact.keys()]).toEqual(sorted);
+      expect([...compact.entries()]).toEqual(sorted.map((oid) => [oid, map.get(oid)]));
+      expect([...compact]).toEqual([...compact.entries()]);
+      expect([...compact.values()]).toEqual(sorted.map((oid) => map.get(oid)));
+      const seen: Array<[string, number]> = [];
+      compact.forEach((offset, oid) => seen.push([oid, offset]));
+      expect(seen).toEqual([...compact.entries()]);
+      expect(compact.idList()).toEqual(sorted);
+      expect([...compact.sortedOffsets()]).toEqual([...map.values()].sort((a, b) => a - b));
+      // Not in the table: other ids, ids spelled otherwise (the Map is keyed by lowercase hex), non-ids.
+      for (let i = 0; i < 500; i++) {
+        const other = randomOid();
+        expect(compact.get(other)).toBe(map.get(other));
+        expect(compact.has(other)).toBe(map.has(other));
+      }
+      const present = sorted[1234];
+      for (const absent of [present.toUpperCase(), present.slice(0, 39), `${present}0`, '', 'zz'.repeat(20), 42, null, undefined]) {
+        expect(compact.get(absent as string)).toBeUndefined();
+        expect(compact.has(absent as string)).toBe(false);
+      }
+      // The last lookup is remembered: the same answer again, and a different one for the next id.
+      expect(compact.get(present)).toBe(map.get(present));
+      expect(compact.get(present)).toBe(map.get(present));
+      expect(compact.get(sorted[7])).toBe(map.get(sorted[7]));
+    }
+  });
+
+  it('declines a table that is not a pack index (the Map is kept)', () => {
+    expect(CompactPackOffsets.from(new Map([['A'.repeat(40), 1]]))).toBeNull();
+    expect(CompactPackOffsets.from(new Map([['a'.repeat(40), -1]]))).toBeNull();
+    expect(CompactPackOffsets.from(new Map([['a'.repeat(40), 2 ** 32]]))).toBeNull();
+    expect(CompactPackOffsets.from(new Map([['a'.repeat(40), 1.5]]))).toBeNull();
+    expect(CompactPackOffsets.from(new Map([[7, 1]]))).toBeNull();
+    expect(CompactPackOffsets.from(new Map())!.size).toBe(0);
+  });
+});
+
+/** A history with nested folders, renames, deletions and files that change a little at each call. */
+async function workload(store: MemoryStore, calls: number): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    const file = `/memories/topic-${i % 3}/note-${i % 5}.md`;
+    const lines = Array.from({ length: 40 }, (_, k) => `line ${k} of ${file}: a fact worth keeping`).join('\n');
+    const step = i % 10;
+    const input =
+      step === 7
+        ? { command: 'rename', old_path: file, new_path: `/memories/moved/n-${i}.md` }
+        : step % 3 === 0
+          ? { command: 'create', path: file, file_text: `${lines}\n` }
+          : { command: 'str_replace', path: file, old_str: 'line 1 ', new_str: `line 1 (call ${i}) ` };
+    const result = await store.execute(toolUse(`toolu_${i}`, input), { session: `sess_${Math.floor(i / 25)}` });
+    if (result.is_error) await store.execute(toolUse(`toolu_${i}_c`, { command: 'create', path: file, file_text: `${lines}\n` }), { session: 's' });
+  }
+}
+
+/** What the pack indexes isomorphic-git loaded through `cache` hold, as it holds them. */
+async function loadedPackIndexes(cache: object): Promise<Array<{ offsets: unknown; pack?: unknown; hashes?: unknown }>> {
+  const found = [];
+  for (const key of Object.getOwnPropertySymbols(cache)) {
+    const value = (cache as Record<symbol, unknown>)[key];
+    if (value instanceof Map) for (const loading of value.values()) found.push(await loading);
+  }
+  return found;
+}
+
+/** Every object in the repository, as the git CLI reads it: id, type and content. */
+function allObjects(dir: string): Array<{ oid: string; type: string; content: Buffer }> {
+  const listing = runGit(dir, ['cat-file', '--batch-all-objects', '--batch-check']).toString('utf8').trim().split('\n');
+  const oids = listing.map((line) => line.split(' ')[0]);
+  const batch = runGit(dir, ['cat-file', '--batch'], `${oids.join('\n')}\n`);
+  const objects = [];
+  let at = 0;
+  for (const oid of oids) {
+    const headerEnd = batch.indexOf(10, at);
+    const [, type, size] = batch.toString('utf8', at, headerEnd).split(' ');
+    const content = batch.subarray(headerEnd + 1, headerEnd + 1 + Number(size));
+    objects.push({ oid, type, content });
+    at = headerEnd + 1 + Number(size) + 1;
+  }
+  return objects;
+}
+
+test('a store packed by git with deep delta chains reads back object for object, its pack read by position and never whole', async () => {
+  const dir = tempDir();
+  const store = await MemoryStore.open(dir, QUIET);
+  await workload(store, 120);
+  await store.close();
+  runGit(dir, ['repack', '-a', '-d', '-f', '--depth=50', '--window=250', '-q']);
+  runGit(dir, ['prune-packed']);
+  const packDir = path.join(dir, '.git', 'objects', 'pack');
+  const packFile = path.join(packDir, fs.readdirSync(packDir).find((f) => f.endsWith('.pack'))!);
+  const objects = allObjects(dir);
+  expect(objects.length).toBeGreaterThan(300);
+
+  const before = { ...packReadCounts };
+  const reopened = await MemoryStore.open(dir, QUIET);
+  try {
+    const { gitCache } = reopened.objects;
+    const gitFs = reopened.objects.fs.gitFs;
+    for (const object of objects) {
+      const read = await git.readObject({ fs: gitFs, gitdir: path.join(dir, '.git'), cache: gitCache, oid: object.oid, format: 'content' });
+      expect({ oid: object.oid, type: read.type, content: Buffer.from(read.object as Uint8Array).equals(object.content) }).toEqual({ oid: object.oid, type: object.type, content: true });
+    }
+    const [index, ...others] = await loadedPackIndexes(gitCache);
+    expect(others).toHaveLength(0);
+    expect(index.offsets).toBeInstanceOf(CompactPackOffsets);
+    expect((index.offsets as CompactPackOffsets).size).toBe(objects.length);
+    expect((index.hashes as string[]).length).toBe(objects.length); // made on demand, as isomorphic-git had it
+    const pack = (await index.pack) as PackByPosition;
+    expect(Buffer.isBuffer(pack)).toBe(false);
+    expect(pack.length).toBe(fs.statSync(packFile).size);
+    expect(packReadCounts.wholeReads).toBe(before.wholeReads);
+    expect(packReadCounts.slices).toBeGreaterThan(before.slices);
+    expect(packReadCounts.windows).toBeGreaterThan(before.windows);
+
+    // What isomorphic-git asks of a pack, against the file itself: one object from its start (up to the
+    // next one), any range, the trailing checksum.
+    const whole = fs.readFileSync(packFile);
+    const starts = [...(index.offsets as CompactPackOffsets).sortedOffsets()];
+    starts.forEach((start, i) => {
+      expect(pack.slice(start).equals(whole.subarray(start, i + 1 < starts.length ? starts[i + 1] : whole.length - 20))).toBe(true);
+    });
+    expect(pack.subarray(-20).equals(whole.subarray(-20))).toBe(true);
+    expect(pack.slice(-20).equals(whole.subarray(-20))).toBe(true);
+    expect(pack.subarray(100, 400_000).equals(whole.subarray(100, 400_000))).toBe(true);
+    expect(pack.subarray(0, pack.length - 20).equals(whole.subarray(0, -20))).toBe(true);
+    expect(packReadCounts.wholeReads).toBe(before.wholeReads);
+
+    // Asked for anything else, it is the whole file (a later isomorphic-git loses the saving, not the read).
+    expect((pack as unknown as Buffer).readUInt32BE(0)).toBe(whole.readUInt32BE(0));
+    expect((pack as unknown as Buffer).toString('latin1', 0, 4)).toBe('PACK');
+    expect(packReadCounts.wholeReads).toBe(before.wholeReads + 1);
+  } finally {
+    await reopened.close();
+  }
+});
+
+test('a pack replaced by another process (gc) after it was loaded: the next read finds the new pack', async () => {
+  const dir = tempDir();
+  const writer = await MemoryStore.open(dir, QUIET);
+  await workload(writer, 40);
+  // Files that do not compress, so that the pack spans many of the windows it is read through.
+  const random = mulberry32(7);
+  for (let i = 0; i < 8; i++) {
+    const text = Array.from({ length: 20_000 }, () => Math.floor(random() * 2 ** 52).toString(36)).join(' ');
+    await writer.execute(toolUse(`toolu_large_${i}`, { command: 'create', path: `/memories/large-${i}.md`, file_text: text }), { session: 's' });
+  }
+  await writer.close();
+  runGit(dir, ['repack', '-a', '-d', '-q']);
+  runGit(dir, ['prune-packed']);
+  const blobs = allObjects(dir).filter((o) => o.type === 'blob');
+  const gitdir = path.join(dir, '.git');
+  const packDir = path.join(gitdir, 'objects', 'pack');
+  const first = fs.readdirSync(packDir).filter((f) => f.endsWith('.pack'));
+  expect(fs.statSync(path.join(packDir, first[0])).size).toBeGreaterThan(4 * PACK_WINDOW_BYTES);
+
+  const store = await MemoryStore.open(dir, QUIET);
+  try {
+    // Loaded (its index, a window) through the store's own reads, which cache the pack folder's listing.
+    expect(Buffer.from(await store.objects.readBlob(blobs[0].oid)).equals(blobs[0].content)).toBe(true);
+    const [index] = await loadedPackIndexes(store.objects.gitCache);
+    expect(Buffer.isBuffer(await index.pack)).toBe(false);
+
+    // Another pack of the same objects (other delta choices: another name), and the first one removed.
+    runGit(dir, ['repack', '-a', '-d', '-f', '--depth=3', '--window=5', '-q']);
+    const second = fs.readdirSync(packDir).filter((f) => f.endsWith('.pack'));
+    expect(second).toHaveLength(1);
+    expect(second).not.toEqual(first);
+    const windows = packReadCounts.windows;
+    for (const blob of blobs) expect({ oid: blob.oid, same: Buffer.from(await store.objects.readBlob(blob.oid)).equals(blob.content) }).toEqual({ oid: blob.oid, same: true });
+    expect(packReadCounts.windows).toBeGreaterThan(windows); // read from disk after the first pack was gone
+    const result = await store.execute(toolUse('toolu_after_repack', { command: 'view', path: '/memories/large-7.md' }), { session: 's' });
+    expect(result.is_error).toBeFalsy();
+  } finally {
+    await store.close();
+  }
+});
