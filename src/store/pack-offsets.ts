@@ -46,24 +46,27 @@ export class CompactPackOffsets implements ReadonlyMap<string, number> {
    * then kept as it is).
    */
   static from(map: ReadonlyMap<unknown, unknown>): CompactPackOffsets | null {
-    const entries: Array<[string, number]> = [];
+    // Checked first without copying: the table is built at a page's first read of a large pack, and a copy of
+    // 500,000 entries would be garbage as large as what it saves.
+    let sorted = true;
+    let previous = '';
     for (const [key, value] of map) {
       if (typeof key !== 'string' || !OID.test(key)) return null;
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_OFFSET) return null;
-      entries.push([key, value]);
+      if (key <= previous) sorted = false;
+      previous = key;
     }
-    // A .idx lists its ids sorted, so this is one pass; any other order is sorted here all the same.
-    let sorted = true;
-    for (let i = 1; i < entries.length && sorted; i++) sorted = entries[i - 1][0] < entries[i][0];
-    if (!sorted) entries.sort((a, b) => (a[0] < b[0] ? -1 : 1));
-    const words = new Uint32Array(entries.length * 5);
-    const offsets = new Uint32Array(entries.length);
+    // A .idx lists its ids sorted; any other order is sorted here all the same.
+    const entries: Iterable<[unknown, unknown]> = sorted ? map : [...map].sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1));
+    const words = new Uint32Array(map.size * 5);
+    const offsets = new Uint32Array(map.size);
     const id = Buffer.alloc(ID_BYTES);
-    entries.forEach(([oid, offset], i) => {
-      id.write(oid, 0, ID_BYTES, 'hex');
+    let i = 0;
+    for (const [oid, offset] of entries) {
+      id.write(oid as string, 0, ID_BYTES, 'hex');
       for (let word = 0; word < 5; word++) words[i * 5 + word] = id.readUInt32BE(word * 4);
-      offsets[i] = offset;
-    });
+      offsets[i++] = offset as number;
+    }
     return new CompactPackOffsets(words, offsets);
   }
 
