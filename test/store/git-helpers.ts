@@ -213,6 +213,28 @@ export function storeFingerprint(dir: string): string {
 /** A memory tool_use block, as the Messages API sends it. */
 export const toolUse = (id: string, input: Record<string, unknown>) => ({ type: 'tool_use', id, name: 'memory', input });
 
+/**
+ * A history with every mutating command, nested folders, and files that change a little at each call (what
+ * a pack with delta chains is made of once git repacks it).
+ */
+export async function mixedWorkload(store: { execute(toolUse: unknown, options: { session: string }): Promise<{ is_error?: boolean }> }, calls: number): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    const file = `/memories/topic-${i % 3}/note-${i % 5}.md`;
+    const lines = Array.from({ length: 40 }, (_, k) => `line ${k} of ${file}: a fact worth keeping`).join('\n');
+    const step = i % 10;
+    const input =
+      step === 7
+        ? { command: 'rename', old_path: file, new_path: `/memories/moved/n-${i}.md` }
+        : step === 9
+          ? { command: 'delete', path: `/memories/moved/n-${i - 2}.md` }
+          : step % 3 === 0
+            ? { command: 'create', path: file, file_text: `${lines}\n` }
+            : { command: 'str_replace', path: file, old_str: 'line 1 ', new_str: `line 1 (call ${i}) ` };
+    const result = await store.execute(toolUse(`toolu_${i}`, input), { session: `sess_${Math.floor(i / 25)}` });
+    if (result.is_error) await store.execute(toolUse(`toolu_${i}_c`, { command: 'create', path: file, file_text: `${lines}\n` }), { session: 's' });
+  }
+}
+
 /** Store options for tests that do not look at repair logs. */
 export const QUIET = { log: () => undefined };
 

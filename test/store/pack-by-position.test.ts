@@ -11,7 +11,7 @@ import { MemoryStore } from '../../src/store/memory-store';
 import { PACK_WINDOW_BYTES, packReadCounts, PackByPosition } from '../../src/store/pack-by-position';
 import { CompactPackOffsets } from '../../src/store/pack-offsets';
 import { mulberry32 } from '../support/random';
-import { QUIET, toolUse, useTempDir } from './git-helpers';
+import { mixedWorkload, QUIET, toolUse, useTempDir } from './git-helpers';
 
 const tempDir = useTempDir();
 
@@ -76,23 +76,6 @@ describe('CompactPackOffsets', () => {
   });
 });
 
-/** A history with nested folders, renames, deletions and files that change a little at each call. */
-async function workload(store: MemoryStore, calls: number): Promise<void> {
-  for (let i = 0; i < calls; i++) {
-    const file = `/memories/topic-${i % 3}/note-${i % 5}.md`;
-    const lines = Array.from({ length: 40 }, (_, k) => `line ${k} of ${file}: a fact worth keeping`).join('\n');
-    const step = i % 10;
-    const input =
-      step === 7
-        ? { command: 'rename', old_path: file, new_path: `/memories/moved/n-${i}.md` }
-        : step % 3 === 0
-          ? { command: 'create', path: file, file_text: `${lines}\n` }
-          : { command: 'str_replace', path: file, old_str: 'line 1 ', new_str: `line 1 (call ${i}) ` };
-    const result = await store.execute(toolUse(`toolu_${i}`, input), { session: `sess_${Math.floor(i / 25)}` });
-    if (result.is_error) await store.execute(toolUse(`toolu_${i}_c`, { command: 'create', path: file, file_text: `${lines}\n` }), { session: 's' });
-  }
-}
-
 /** What the pack indexes isomorphic-git loaded through `cache` hold, as it holds them. */
 async function loadedPackIndexes(cache: object): Promise<Array<{ offsets: unknown; pack?: unknown; hashes?: unknown }>> {
   const found = [];
@@ -123,7 +106,7 @@ function allObjects(dir: string): Array<{ oid: string; type: string; content: Bu
 test('a store packed by git with deep delta chains reads back object for object, its pack read by position and never whole', async () => {
   const dir = tempDir();
   const store = await MemoryStore.open(dir, QUIET);
-  await workload(store, 120);
+  await mixedWorkload(store, 120);
   await store.close();
   runGit(dir, ['repack', '-a', '-d', '-f', '--depth=50', '--window=250', '-q']);
   runGit(dir, ['prune-packed']);
@@ -178,7 +161,7 @@ test('a store packed by git with deep delta chains reads back object for object,
 test('a pack replaced by another process (gc) after it was loaded: the next read finds the new pack', async () => {
   const dir = tempDir();
   const writer = await MemoryStore.open(dir, QUIET);
-  await workload(writer, 40);
+  await mixedWorkload(writer, 40);
   // Files that do not compress, so that the pack spans many of the windows it is read through.
   const random = mulberry32(7);
   for (let i = 0; i < 8; i++) {

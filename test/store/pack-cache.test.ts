@@ -11,7 +11,7 @@ import type { HistoryEntry } from '../../src/store/history-index';
 import { MemoryStore } from '../../src/store/memory-store';
 import { CacheBudget } from '../../src/store/cache-budget';
 import { boundedOffsetCache, CACHED_OBJECT_OVERHEAD } from '../../src/store/pack-cache';
-import { QUIET, toolUse, useTempDir } from './git-helpers';
+import { mixedWorkload, QUIET, useTempDir } from './git-helpers';
 
 // The very module isomorphic-git inflates with (one module registry per test file).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -77,25 +77,6 @@ describe('boundedOffsetCache', () => {
   });
 });
 
-/** A history with every mutating command, nested folders, and files that change a little at each call. */
-async function workload(store: MemoryStore, calls: number): Promise<void> {
-  for (let i = 0; i < calls; i++) {
-    const file = `/memories/topic-${i % 3}/note-${i % 5}.md`;
-    const lines = Array.from({ length: 40 }, (_, k) => `line ${k} of ${file}: a fact worth keeping`).join('\n');
-    const step = i % 10;
-    const input =
-      step === 7
-        ? { command: 'rename', old_path: file, new_path: `/memories/moved/n-${i}.md` }
-        : step === 9
-          ? { command: 'delete', path: `/memories/moved/n-${i - 2}.md` }
-          : step % 3 === 0
-            ? { command: 'create', path: file, file_text: `${lines}\n` }
-            : { command: 'str_replace', path: file, old_str: 'line 1 ', new_str: `line 1 (call ${i}) ` };
-    const result = await store.execute(toolUse(`toolu_${i}`, input), { session: `sess_${Math.floor(i / 25)}` });
-    if (result.is_error) await store.execute(toolUse(`toolu_${i}_c`, { command: 'create', path: file, file_text: `${lines}\n` }), { session: 's' });
-  }
-}
-
 /** An entry as a cold open can know it: facts are computed later, from the blobs. */
 function withoutFacts(entry: HistoryEntry): Omit<HistoryEntry, 'facts'> {
   const { facts: _facts, ...rest } = entry;
@@ -105,7 +86,7 @@ function withoutFacts(entry: HistoryEntry): Omit<HistoryEntry, 'facts'> {
 test('a cold open of a store repacked by git (delta chains) rebuilds the index written call by call, inflating each packed object at most once', async () => {
   const dir = tempDir();
   const store = await MemoryStore.open(dir, QUIET);
-  await workload(store, 160);
+  await mixedWorkload(store, 160);
   const written = store.history.all().map(withoutFacts);
   await store.close();
   expect(new Set(written.map((e) => e.command))).toEqual(new Set(['create', 'str_replace', 'rename', 'delete', undefined]));
