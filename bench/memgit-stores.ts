@@ -184,15 +184,17 @@ export function memgitStoreTargets(results: SizeResult[]): string[] {
           "isomorphic-git's reader of packed objects (GitPackIndex.read, called directly once the pack is loaded) — the inflate (node:zlib, " +
           'src/store/native-inflate.ts) and, in a pack with deltas, the delta chain behind each tree — and diffs the trees ' +
           '(src/store/raw-tree-diff.ts: only the entries two trees do not share are walked); isomorphic-git turns the pack index into ' +
-          'a Map of hex ids when the pack is first read; the rest is garbage collection; the wall time beyond the CPU ' +
+          'a Map of hex ids when the pack is first read (made a compact table at once: src/store/pack-offsets.ts); the rest is garbage ' +
+          'collection; the wall time beyond the CPU ' +
           'time is the shared machine\'s load (its load average is beside each size)',
       );
     }
     if (Math.min(serve, serveTuned) > SERVE_TARGET_MB) {
       why.push(
-        `once a page reads git, isomorphic-git reads the whole pack into memory (${mb(at100k((r) => r.facts.packed[packing]!.bytes))} of objects here) ` +
-          'and keeps its index as JavaScript objects; memgit adds the history index (its snapshot\'s tables and the entries pages parse; the ' +
-          'lines themselves are read by position, not held) and its bounded caches of trees, blobs and inflated packed objects',
+        'once a page reads git, the pack index is held (its ids as a compact table, 24 bytes an object: src/store/pack-offsets.ts; the ' +
+          `pack itself, ${mb(at100k((r) => r.facts.packed[packing]!.bytes))} here, is read by position, not held: src/store/pack-by-position.ts); ` +
+          'memgit adds the history index (its snapshot\'s tables and the entries pages parse; the lines themselves are read by position, ' +
+          'not held) and its bounded caches of trees, blobs and inflated packed objects (`memgit serve --cache-size`, 64 MiB by default)',
       );
     }
     if (disk > DISK_TARGET_PER_1000) {

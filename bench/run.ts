@@ -799,9 +799,9 @@ function targets(opts: Options, writes: WriteResult[], flat: FlatResult[], reads
     lines.push(`- Peak memory of \`memgit serve\` at ${scale}: ${serve.peakMb.toFixed(0)} MB (target ≤ 300 MB): ${verdict(serve.peakMb <= 300)}.`);
     if (serve.peakMb > 300) {
       lines.push(
-        `  Why: \`memgit serve\` keeps the history file in memory (entries are parsed from it on demand) with its snapshot, and once a ` +
-          `page reads git, isomorphic-git holds the whole pack and its index in memory; memgit adds its bounded caches of inflated ` +
-          `packed objects (48 MB) and of blobs (32 MB).`,
+        `  Why: \`memgit serve\` holds the history index's snapshot tables and the entries pages parse, and once a page reads git, ` +
+          `the pack index's ids (a compact table; the pack itself is read by position); memgit adds its bounded caches of trees, ` +
+          `blobs and inflated packed objects (\`--cache-size\`, 64 MiB by default).`,
       );
     }
   } else lines.push('- Audit pages: not measured in this run.');
