@@ -235,6 +235,31 @@ export async function mixedWorkload(store: { execute(toolUse: unknown, options: 
   }
 }
 
+/**
+ * Objects as the git CLI reads them: id, type and content, for `oids` (by default every object in the
+ * repository), from one `git cat-file --batch` rather than a process per object.
+ */
+export function gitObjects(dir: string, oids?: readonly string[]): Array<{ oid: string; type: string; content: Buffer }> {
+  const run = (args: string[], input?: string) => {
+    const result = spawnSync('git', args, { cwd: dir, input, maxBuffer: 512 * 1024 * 1024 });
+    if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed (${result.status}): ${result.stderr}`);
+    return result.stdout;
+  };
+  const wanted = oids ?? run(['cat-file', '--batch-all-objects', '--batch-check']).toString('utf8').trim().split('\n').map((line) => line.split(' ')[0]);
+  const batch = run(['cat-file', '--batch'], `${wanted.join('\n')}\n`);
+  const objects = [];
+  let at = 0;
+  for (const oid of wanted) {
+    const headerEnd = batch.indexOf(10, at);
+    const header = batch.toString('utf8', at, headerEnd).split(' ');
+    if (header[0] !== oid || header.length !== 3) throw new Error(`git cat-file --batch answered "${header.join(' ')}" for ${oid}`);
+    const size = Number(header[2]);
+    objects.push({ oid, type: header[1], content: batch.subarray(headerEnd + 1, headerEnd + 1 + size) });
+    at = headerEnd + 1 + size + 1;
+  }
+  return objects;
+}
+
 /** Store options for tests that do not look at repair logs. */
 export const QUIET = { log: () => undefined };
 

@@ -12,7 +12,7 @@ import git from 'isomorphic-git';
 import { MemoryStore } from '../../src/store';
 import { installNativeInflate, isomorphicGitPako } from '../../src/store/native-inflate';
 import { mulberry32 } from '../support/random';
-import { makeTempDir, removeDir } from './git-helpers';
+import { gitObjects, makeTempDir, removeDir } from './git-helpers';
 
 const NATIVE = Symbol.for('memgit.native-inflate');
 let dirs: string[] = [];
@@ -101,11 +101,9 @@ test('stores packed by git (deltas) and by memgit gc read back as git reads them
     expect(oids.length).toBeGreaterThan(100);
     const reader = await MemoryStore.open(dir, { fsync: false, log: () => undefined, autoGcLooseObjects: 0 });
     try {
-      for (const oid of oids) {
-        const type = execFileSync('git', ['cat-file', '-t', oid], { cwd: dir, encoding: 'utf8' }).trim();
-        const expected = execFileSync('git', ['cat-file', type, oid], { cwd: dir });
-        const { object } = await git.readObject({ fs, dir, oid, format: 'content', cache: {} });
-        expect(Buffer.from(object as Uint8Array).equals(expected)).toBe(true);
+      for (const expected of gitObjects(dir, oids)) {
+        const { type, object } = await git.readObject({ fs, dir, oid: expected.oid, format: 'content', cache: {} });
+        expect({ oid: expected.oid, type, same: Buffer.from(object as Uint8Array).equals(expected.content) }).toEqual({ oid: expected.oid, type: expected.type, same: true });
       }
       expect(Buffer.from(await reader.objects.readBlob(headBlob(dir, 'memories/notes.md'))).toString('utf8')).toBe(text);
     } finally {

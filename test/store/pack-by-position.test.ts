@@ -11,7 +11,7 @@ import { MemoryStore } from '../../src/store/memory-store';
 import { PACK_WINDOW_BYTES, packReadCounts, PackByPosition } from '../../src/store/pack-by-position';
 import { CompactPackOffsets } from '../../src/store/pack-offsets';
 import { mulberry32 } from '../support/random';
-import { mixedWorkload, QUIET, toolUse, useTempDir } from './git-helpers';
+import { gitObjects, mixedWorkload, QUIET, toolUse, useTempDir } from './git-helpers';
 
 const tempDir = useTempDir();
 
@@ -86,23 +86,6 @@ async function loadedPackIndexes(cache: object): Promise<Array<{ offsets: unknow
   return found;
 }
 
-/** Every object in the repository, as the git CLI reads it: id, type and content. */
-function allObjects(dir: string): Array<{ oid: string; type: string; content: Buffer }> {
-  const listing = runGit(dir, ['cat-file', '--batch-all-objects', '--batch-check']).toString('utf8').trim().split('\n');
-  const oids = listing.map((line) => line.split(' ')[0]);
-  const batch = runGit(dir, ['cat-file', '--batch'], `${oids.join('\n')}\n`);
-  const objects = [];
-  let at = 0;
-  for (const oid of oids) {
-    const headerEnd = batch.indexOf(10, at);
-    const [, type, size] = batch.toString('utf8', at, headerEnd).split(' ');
-    const content = batch.subarray(headerEnd + 1, headerEnd + 1 + Number(size));
-    objects.push({ oid, type, content });
-    at = headerEnd + 1 + Number(size) + 1;
-  }
-  return objects;
-}
-
 test('a store packed by git with deep delta chains reads back object for object, its pack read by position and never whole', async () => {
   const dir = tempDir();
   const store = await MemoryStore.open(dir, QUIET);
@@ -112,7 +95,7 @@ test('a store packed by git with deep delta chains reads back object for object,
   runGit(dir, ['prune-packed']);
   const packDir = path.join(dir, '.git', 'objects', 'pack');
   const packFile = path.join(packDir, fs.readdirSync(packDir).find((f) => f.endsWith('.pack'))!);
-  const objects = allObjects(dir);
+  const objects = gitObjects(dir);
   expect(objects.length).toBeGreaterThan(300);
 
   const before = { ...packReadCounts };
@@ -171,7 +154,7 @@ test('a pack replaced by another process (gc) after it was loaded: the next read
   await writer.close();
   runGit(dir, ['repack', '-a', '-d', '-q']);
   runGit(dir, ['prune-packed']);
-  const blobs = allObjects(dir).filter((o) => o.type === 'blob');
+  const blobs = gitObjects(dir).filter((o) => o.type === 'blob');
   const gitdir = path.join(dir, '.git');
   const packDir = path.join(gitdir, 'objects', 'pack');
   const first = fs.readdirSync(packDir).filter((f) => f.endsWith('.pack'));
