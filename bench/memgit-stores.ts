@@ -108,7 +108,7 @@ export function renderMemgitStores(results: SizeResult[]): string[] {
       "memgit's own object writer (src/store/loose-object.ts, the bytes a call writes; without fsync, setup only) and then packed by " +
       '`memgit gc` (full) with each of its engines, and the history imported with `git fast-import` into a pack with deltas (depth 50), as a ' +
       "clone from a git host arrives. The read side above runs on the first (memgit's gc with git). Cold open: `MemoryStore.open` of a copy " +
-      'without `.git/memgit/` (history index rebuilt from git), in a process of its own; peak RSS is that process\'s maxRSS. `memgit serve`: the ' +
+      'without `.git/memgit/` (history index rebuilt from git), in a process of its own; peak RSS is that process\'s own VmHWM. `memgit serve`: the ' +
       'CLI serving the audit UI\'s heavy pages three times each, its VmHWM. Disk: `du` of `.git/objects`.',
     '',
   ];
