@@ -10,9 +10,29 @@
  * same answers: a lookup is a binary search within the ids that share the first byte.
  */
 
-/** Ids isomorphic-git spells: 40 lowercase hex digits (any other key is simply not in the table). */
-const OID = /^[0-9a-f]{40}$/;
-const ID_BYTES = 20;
+const ID_WORDS = 5;
+/** The value of each lowercase hex digit by character code; -1 for every other character. */
+const HEX_DIGIT = new Int8Array(128).fill(-1);
+for (let digit = 0; digit < 16; digit++) HEX_DIGIT['0123456789abcdef'.charCodeAt(digit)] = digit;
+
+/**
+ * Write `oid` as five 32-bit words at `out[at]`; false (nothing meaningful written) when it is not what
+ * isomorphic-git spells an id: 40 lowercase hex digits (any other key is simply not in the table).
+ */
+function writeWords(oid: string, out: Uint32Array, at: number): boolean {
+  if (oid.length !== 40) return false;
+  for (let word = 0; word < ID_WORDS; word++) {
+    let value = 0;
+    for (let k = word * 8; k < word * 8 + 8; k++) {
+      const code = oid.charCodeAt(k);
+      const digit = code < 128 ? HEX_DIGIT[code] : -1;
+      if (digit < 0) return false;
+      value = (value << 4) | digit;
+    }
+    out[at + word] = value; // stored unsigned
+  }
+  return true;
+}
 /** isomorphic-git reads offsets as 32-bit unsigned numbers (packs over 2 GiB are refused). */
 const MAX_OFFSET = 0xffffffff;
 
@@ -21,8 +41,8 @@ export class CompactPackOffsets implements ReadonlyMap<string, number> {
   private readonly fanout = new Uint32Array(257);
   /** Each id as five big-endian 32-bit words: compared in JavaScript, without a native call per step. */
   private readonly words: Uint32Array;
-  /** One scratch buffer for the id being looked up (no allocation per lookup). */
-  private readonly probe = Buffer.alloc(ID_BYTES);
+  /** The id being looked up, as words (no allocation per lookup). */
+  private readonly probe = new Uint32Array(ID_WORDS);
   /** The last id looked up and where it was: isomorphic-git asks `has` and then `get` twice for one read. */
   private lastOid: unknown = undefined;
   private lastIndex = -1;
@@ -36,7 +56,7 @@ export class CompactPackOffsets implements ReadonlyMap<string, number> {
     let at = 0;
     for (let first = 0; first < 256; first++) {
       this.fanout[first] = at;
-      while (at < count && words[at * 5] >>> 24 === first) at++;
+      while (at < count && words[at * ID_WORDS] >>> 24 === first) at++;
     }
     this.fanout[256] = count;
   }
@@ -46,26 +66,27 @@ export class CompactPackOffsets implements ReadonlyMap<string, number> {
    * then kept as it is).
    */
   static from(map: ReadonlyMap<unknown, unknown>): CompactPackOffsets | null {
-    // Checked first without copying: the table is built at a page's first read of a large pack, and a copy of
-    // 500,000 entries would be garbage as large as what it saves.
+    // Filled in the Map's order (a .idx lists its ids sorted); sorted afterwards only if it was not. No copy
+    // of the entries: the table is built at a page's first read of a large pack, and a copy of 500,000
+    // entries would be garbage as large as what it saves.
+    const words = new Uint32Array(map.size * ID_WORDS);
+    const offsets = new Uint32Array(map.size);
     let sorted = true;
     let previous = '';
+    let i = 0;
     for (const [key, value] of map) {
-      if (typeof key !== 'string' || !OID.test(key)) return null;
+      if (typeof key !== 'string' || !writeWords(key, words, i * ID_WORDS)) return null;
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_OFFSET) return null;
       if (key <= previous) sorted = false;
       previous = key;
+      offsets[i++] = value;
     }
-    // A .idx lists its ids sorted; any other order is sorted here all the same.
-    const entries: Iterable<[unknown, unknown]> = sorted ? map : [...map].sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1));
-    const words = new Uint32Array(map.size * 5);
-    const offsets = new Uint32Array(map.size);
-    const id = Buffer.alloc(ID_BYTES);
-    let i = 0;
-    for (const [oid, offset] of entries) {
-      id.write(oid as string, 0, ID_BYTES, 'hex');
-      for (let word = 0; word < 5; word++) words[i * 5 + word] = id.readUInt32BE(word * 4);
-      offsets[i++] = offset as number;
+    if (!sorted) {
+      const entries = [...map].sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1)) as Array<[string, number]>;
+      entries.forEach(([oid, offset], at) => {
+        writeWords(oid, words, at * ID_WORDS);
+        offsets[at] = offset;
+      });
     }
     return new CompactPackOffsets(words, offsets);
   }
@@ -84,20 +105,15 @@ export class CompactPackOffsets implements ReadonlyMap<string, number> {
   }
 
   private search(oid: unknown): number {
-    if (typeof oid !== 'string' || !OID.test(oid)) return -1;
     const probe = this.probe;
-    probe.write(oid, 0, ID_BYTES, 'hex');
-    const w0 = probe.readUInt32BE(0);
-    const w1 = probe.readUInt32BE(4);
-    const w2 = probe.readUInt32BE(8);
-    const w3 = probe.readUInt32BE(12);
-    const w4 = probe.readUInt32BE(16);
+    if (typeof oid !== 'string' || !writeWords(oid, probe, 0)) return -1;
+    const [w0, w1, w2, w3, w4] = probe;
     const words = this.words;
-    let low = this.fanout[probe[0]];
-    let high = this.fanout[probe[0] + 1] - 1;
+    let low = this.fanout[w0 >>> 24];
+    let high = this.fanout[(w0 >>> 24) + 1] - 1;
     while (low <= high) {
       const middle = (low + high) >>> 1;
-      const at = middle * 5;
+      const at = middle * ID_WORDS;
       let order = w0 - words[at];
       if (order === 0) order = w1 - words[at + 1];
       if (order === 0) order = w2 - words[at + 2];
@@ -121,7 +137,7 @@ export class CompactPackOffsets implements ReadonlyMap<string, number> {
 
   private idAt(index: number): string {
     let oid = '';
-    for (let word = 0; word < 5; word++) oid += this.words[index * 5 + word].toString(16).padStart(8, '0');
+    for (let word = 0; word < ID_WORDS; word++) oid += this.words[index * ID_WORDS + word].toString(16).padStart(8, '0');
     return oid;
   }
 
