@@ -764,9 +764,9 @@ function targets(opts: Options, writes: WriteResult[], flat: FlatResult[], reads
       if (s.median > bound && /session page/.test(name)) {
         lines.push(
           `  Why: the page shows the diff of each of its 50 calls and of the whole session, so it reads about 150 blobs; list facts come ` +
-            `from the history index, but file contents come from git. isomorphic-git reads a packed blob by inflating it in JavaScript (pako) ` +
-            `and resolving its delta chain object by object (git fast-import packs with --depth=50), which costs a large fraction of a millisecond ` +
-            `per blob on this machine; memgit may decode loose objects itself but not packs.`,
+            `from the history index, but file contents come from git. isomorphic-git reads a packed blob by resolving its delta chain object by ` +
+            `object (git packs chains up to 50 deep), each link inflated (node:zlib) and applied in JavaScript, which costs a large fraction of ` +
+            `a millisecond per blob on this machine; memgit may decode loose objects itself but not packs.`,
         );
       } else if (s.median > bound && /open, cold/.test(name)) {
         lines.push(
