@@ -158,6 +158,7 @@ interface LoadingPackIndex {
   offsets: unknown;
   hashes?: unknown;
   pack?: unknown;
+  _checksumVerification?: unknown;
 }
 
 function isPackIndex(value: unknown): value is LoadingPackIndex {
@@ -190,6 +191,31 @@ function adoptPackIndex(idxFile: string, index: unknown): void {
     objectStarts = () => Uint32Array.from(offsets.values()).sort();
   }
   index.pack = Promise.resolve(withWholeFileFallback(new PackByPosition(packFile, length, objectStarts)));
+  forgetFailedChecks(index);
+}
+
+/**
+ * isomorphic-git checks a pack's checksum once and keeps the promise of that check (`_checksumVerification`)
+ * for every later read. It checked bytes already in memory; read by position, the check reads the file, and
+ * a read that fails (an I/O error, a pack another process's gc removed) would fail every later read of the
+ * pack for as long as its index is cached. So a check that failed is forgotten, and the next read checks
+ * again.
+ */
+function forgetFailedChecks(index: LoadingPackIndex): void {
+  let check: unknown = index._checksumVerification;
+  Object.defineProperty(index, '_checksumVerification', {
+    get: () => check,
+    set: (value: unknown) => {
+      check = value;
+      if (value instanceof Promise) {
+        value.catch(() => {
+          if (check === value) check = undefined;
+        });
+      }
+    },
+    enumerable: true,
+    configurable: true,
+  });
 }
 
 /** isomorphic-git's Map of pack indexes, each adopted as it starts loading. */

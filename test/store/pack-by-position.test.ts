@@ -181,3 +181,41 @@ test('a pack replaced by another process (gc) after it was loaded: the next read
     await store.close();
   }
 });
+
+test('a read of the pack that fails while its checksum is checked fails that read only: the next one checks again', async () => {
+  const dir = tempDir();
+  const writer = await MemoryStore.open(dir, QUIET);
+  await mixedWorkload(writer, 30);
+  await writer.close();
+  runGit(dir, ['repack', '-a', '-d', '-q']);
+  runGit(dir, ['prune-packed']);
+  const blobs = gitObjects(dir).filter((o) => o.type === 'blob');
+  const store = await MemoryStore.open(dir, QUIET);
+  const gitdir = path.join(dir, '.git');
+  const read = (oid: string) => git.readObject({ fs: store.objects.fs.gitFs, gitdir, cache: store.objects.gitCache, oid, format: 'content' });
+  // node's fs module itself (the store's `import * as` reads through to it), not this file's namespace view.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const nodeFs = require('node:fs') as { openSync: typeof fs.openSync };
+  const openSync = nodeFs.openSync;
+  let failures = 0;
+  try {
+    // The checksum is the first thing read from the pack: fail that one open, as an I/O error would.
+    nodeFs.openSync = ((file: fs.PathLike, ...rest: unknown[]) => {
+      if (String(file).endsWith('.pack') && failures === 0) {
+        failures++;
+        throw Object.assign(new Error(`EIO: i/o error, open '${String(file)}'`), { code: 'EIO' });
+      }
+      return (openSync as (...args: unknown[]) => number)(file, ...rest);
+    }) as typeof fs.openSync;
+    await expect(read(blobs[0].oid)).rejects.toThrow(/EIO/);
+    expect(failures).toBe(1);
+    // Not remembered: the next read checks the pack again, and reads.
+    expect(Buffer.from((await read(blobs[0].oid)).object as Uint8Array).equals(blobs[0].content)).toBe(true);
+    const [index] = await loadedPackIndexes(store.objects.gitCache);
+    expect(Buffer.isBuffer(await index.pack)).toBe(false);
+    for (const blob of blobs) expect(Buffer.from(await store.objects.readBlob(blob.oid)).equals(blob.content)).toBe(true);
+  } finally {
+    nodeFs.openSync = openSync;
+    await store.close();
+  }
+});
