@@ -189,8 +189,14 @@ export function memgitStoreTargets(results: SizeResult[]): string[] {
           'time is the shared machine\'s load (its load average is beside each size)',
       );
     }
-    if (Math.min(serve, serveTuned) > SERVE_TARGET_MB) {
+    if (serve > SERVE_TARGET_MB) {
       why.push(
+        (packing === 'git-packed'
+          ? 'git fast-import stores each new version of an object as a delta against the one before it, so the newest versions, which the ' +
+            'pages read, are at the end of delta chains up to 50 deep (git pack-objects, which memgit gc runs, stores the newest whole and ' +
+            'the older ones as deltas): a page inflates and applies whole chains of bases, each one garbage once read or a bounded ' +
+            `cache entry, young-generation churn that NODE_OPTIONS=${RECOMMENDED_NODE_OPTIONS} bounds (${serveTuned.toFixed(0)} MB with it); besides, `
+          : '') +
         'once a page reads git, the pack index is held (its ids as a compact table, 24 bytes an object: src/store/pack-offsets.ts; the ' +
           `pack itself, ${mb(at100k((r) => r.facts.packed[packing]!.bytes))} here, is read by position, not held: src/store/pack-by-position.ts); ` +
           'memgit adds the history index (its snapshot\'s tables and the entries pages parse; the lines themselves are read by position, ' +
