@@ -91,10 +91,21 @@ export function trimCommonLines(before: string, after: string, context: number):
     }
   }
   if (start === 0 && end === before.length) return { before, after, skippedLines: 0 };
-  let skippedLines = 0;
-  for (let i = before.indexOf('\n'); i !== -1 && i < start; i = before.indexOf('\n', i + 1)) skippedLines++;
   const cutAtEnd = before.length - end;
-  return { before: before.slice(start, end), after: after.slice(start, after.length - cutAtEnd), skippedLines };
+  let skipped: number | undefined;
+  return {
+    before: before.slice(start, end),
+    after: after.slice(start, after.length - cutAtEnd),
+    // Counted only when asked (the UI's hunks need it, the line counts of every write do not): a line at a
+    // time over the whole shared prefix, most of the trim's cost in a large file.
+    get skippedLines() {
+      if (skipped === undefined) {
+        skipped = 0;
+        for (let i = before.indexOf('\n'); i !== -1 && i < start; i = before.indexOf('\n', i + 1)) skipped++;
+      }
+      return skipped;
+    },
+  };
 }
 
 /** Lines of a text as blame and search see them: split on \n, without the empty piece after a final newline. */
