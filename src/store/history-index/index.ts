@@ -274,20 +274,15 @@ export class HistoryIndex {
     if (this.base && !this.baseParsed) {
       // The lines not parsed yet, a run of them per read (up to ALL_READ_BYTES), not one read per line nor
       // one of the whole part the snapshot describes (49 MB at 100,000 commits, beside the entries parsed).
-      const base = this.base;
-      const lines = this.linesFile();
       let i = 0;
-      while (i < base.n) {
+      while (i < this.base.n) {
         if (this.entries[i] !== undefined) {
           i++;
           continue;
         }
-        const start = base.lineAt(i);
-        let j = i + 1;
-        while (j < base.n && this.entries[j] === undefined && base.lineAt(j) - start < ALL_READ_BYTES) j++;
-        const bytes = lines.readRange(start, j < base.n ? base.lineAt(j) : base.covered);
-        for (let k = i; k < j; k++) this.materialise(k, bytes, start);
-        i = j;
+        const run = this.unparsedRun(i);
+        for (let k = i; k < run.end; k++) this.materialise(k, run.bytes, run.start);
+        i = run.end;
       }
       this.baseParsed = true;
       this.closeLines(); // every line is parsed: the file is not needed any more
@@ -315,11 +310,8 @@ export class HistoryIndex {
         i++;
         continue;
       }
-      const start = base.lineAt(i);
-      let j = i + 1;
-      while (j < base.n && this.entries[j] === undefined && base.lineAt(j) - start < ALL_READ_BYTES) j++;
+      const { start, end: j, bytes } = this.unparsedRun(i);
       const lineEnd = (k: number) => (k + 1 < base.n ? base.lineAt(k + 1) : base.covered) - start;
-      const bytes = this.linesFile().readRange(start, lineEnd(j - 1) + start);
       // Every line of the run that holds the key (JSON.stringify writes it so; inside a string its quotes
       // would be escaped), in order: one search per hit, not per line.
       let k = i;
@@ -333,6 +325,19 @@ export class HistoryIndex {
       i = j;
     }
     return found;
+  }
+
+  /**
+   * The snapshot's lines from position `from` (not parsed yet) up to the next parsed one or about
+   * ALL_READ_BYTES, in one read: `bytes` starts at byte `start` of the file and holds the lines of
+   * positions `from` to `end - 1`.
+   */
+  private unparsedRun(from: number): { start: number; end: number; bytes: Buffer } {
+    const base = this.base!;
+    const start = base.lineAt(from);
+    let end = from + 1;
+    while (end < base.n && this.entries[end] === undefined && base.lineAt(end) - start < ALL_READ_BYTES) end++;
+    return { start, end, bytes: this.linesFile().readRange(start, end < base.n ? base.lineAt(end) : base.covered) };
   }
 
   /** Let go of the history file held open for the snapshot's lines (the store closes). */
