@@ -175,31 +175,17 @@ function compareNames(a: Cursor, b: Cursor): number {
   return aNext - bNext;
 }
 
-/** How many bytes two arrays share at their start. */
-function commonPrefixLength(a: Uint8Array, b: Uint8Array): number {
+/** How many bytes two arrays share at their start, or with `atEnd` at their end. */
+function sharedLength(a: Uint8Array, b: Uint8Array, atEnd: boolean): number {
   const x = asBuffer(a);
   const y = asBuffer(b);
-  // Binary search over native comparisons of prefixes: invariant, the first `low` bytes are equal and
-  // fewer than `high + 1` are.
+  // Binary search over native comparisons: invariant, `low` bytes are shared and `high + 1` are not.
   let low = 0;
   let high = Math.min(x.length, y.length);
   while (low < high) {
     const middle = (low + high + 1) >>> 1;
-    if (x.compare(y, 0, middle, 0, middle) === 0) low = middle;
-    else high = middle - 1;
-  }
-  return low;
-}
-
-/** How many bytes two arrays share at their end. */
-function commonSuffixLength(a: Uint8Array, b: Uint8Array): number {
-  const x = asBuffer(a);
-  const y = asBuffer(b);
-  let low = 0;
-  let high = Math.min(x.length, y.length);
-  while (low < high) {
-    const middle = (low + high + 1) >>> 1;
-    if (x.compare(y, y.length - middle, y.length, x.length - middle, x.length) === 0) low = middle;
+    const same = atEnd ? x.compare(y, y.length - middle, y.length, x.length - middle, x.length) === 0 : x.compare(y, 0, middle, 0, middle) === 0;
+    if (same) low = middle;
     else high = middle - 1;
   }
   return low;
@@ -229,7 +215,7 @@ function changedEntries(beforeBytes: Uint8Array, afterBytes: Uint8Array): Differ
   // The entries at the start that are the same bytes at the same offsets in both trees are the same
   // entries: nothing differs there, and their order is checked in one tree (the same bytes compare the
   // same way in the other). A call changes one or two entries of a tree: most of it is shared.
-  const prefix = commonPrefixLength(beforeBytes, afterBytes);
+  const prefix = sharedLength(beforeBytes, afterBytes, false);
   while (!before.done && !after.done && before.at === after.at && before.nameEnd + 1 + OID_BYTES <= prefix) {
     const shared = before.nameEnd + 1 + OID_BYTES; // the end of the entry both cursors stand on
     const ordered = step(before, beforePrevious);
@@ -248,7 +234,7 @@ function changedEntries(beforeBytes: Uint8Array, afterBytes: Uint8Array): Differ
   }
   // Likewise the entries at the end: once what remains of both trees is the same bytes, nothing more
   // differs (the rest is only checked for order, in one tree).
-  const suffix = commonSuffixLength(beforeBytes, afterBytes);
+  const suffix = sharedLength(beforeBytes, afterBytes, true);
   while (!before.done || !after.done) {
     if (!before.done && !after.done && beforeLength - before.at === afterLength - after.at && beforeLength - before.at <= suffix) {
       while (!before.done) if (!step(before, beforePrevious)) return null;

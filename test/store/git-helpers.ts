@@ -150,22 +150,9 @@ export function headFiles(dir: string): Map<string, Buffer> {
   for (const entry of entries) {
     if (entry.type !== 'blob' || entry.mode !== '100644') throw new Error(`unexpected entry ${JSON.stringify(entry)}`);
   }
-  const batch = spawnSync('git', ['-C', dir, 'cat-file', '--batch'], {
-    input: entries.map((e) => e.oid).join('\n') + '\n',
-    maxBuffer: 256 * 1024 * 1024,
-  });
-  if (batch.status !== 0) throw new Error(`git cat-file failed: ${batch.stderr}`);
-  const out = batch.stdout;
   const files = new Map<string, Buffer>();
-  let offset = 0;
-  for (const entry of entries) {
-    const headerEnd = out.indexOf(0x0a, offset);
-    const [oid, , size] = out.subarray(offset, headerEnd).toString('latin1').split(' ');
-    if (oid !== entry.oid) throw new Error(`cat-file answered ${oid} for ${entry.oid}`);
-    const start = headerEnd + 1;
-    files.set(entry.file, Buffer.from(out.subarray(start, start + Number(size))));
-    offset = start + Number(size) + 1;
-  }
+  const objects = gitObjects(dir, entries.map((e) => e.oid));
+  entries.forEach((entry, i) => files.set(entry.file, Buffer.from(objects[i].content)));
   return files;
 }
 
@@ -246,6 +233,7 @@ export function gitObjects(dir: string, oids?: readonly string[]): Array<{ oid: 
     return result.stdout;
   };
   const wanted = oids ?? run(['cat-file', '--batch-all-objects', '--batch-check']).toString('utf8').trim().split('\n').map((line) => line.split(' ')[0]);
+  if (wanted.length === 0) return [];
   const batch = run(['cat-file', '--batch'], `${wanted.join('\n')}\n`);
   const objects = [];
   let at = 0;
