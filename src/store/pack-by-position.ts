@@ -128,20 +128,21 @@ export class PackByPosition implements PackBytes {
   }
 }
 
-const PACK_BYTES_METHODS = new Set<PropertyKey>(['length', 'slice', 'subarray']);
-
 /**
  * `pack`, or for anything isomorphic-git asks of it beyond those three, the whole file read then (a Buffer,
  * as isomorphic-git's own load would have made it).
  */
 function withWholeFileFallback(pack: PackByPosition): PackBytes {
+  // Bound once: `slice` is asked for on every packed read.
+  const answered: Record<PropertyKey, unknown> = {
+    length: pack.length,
+    slice: pack.slice.bind(pack),
+    subarray: pack.subarray.bind(pack),
+  };
   let whole: Buffer | null = null;
   return new Proxy(pack, {
     get(target, key) {
-      if (PACK_BYTES_METHODS.has(key)) {
-        const value = Reflect.get(target, key, target) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      }
+      if (Object.hasOwn(answered, key)) return answered[key];
       if (key === 'then') return undefined; // not a thenable: it is awaited as a value
       if (!whole) {
         whole = nodeFs.readFileSync(target.file);
