@@ -63,7 +63,7 @@ export function venvShim(realPython: string): string {
     '  shift 2',
     `  ${real} -m venv --without-pip "$@" || exit $?`,
     '  for dir; do :; done',
-    `  exec ${real} -m pip --python "$dir/bin/python" install --quiet --disable-pip-version-check pip`,
+    `  exec ${real} -m pip --python "$dir/bin/python" install --retries 0 --quiet --disable-pip-version-check pip`,
     'fi',
     `exec ${real} "$@"`,
     '',
@@ -129,7 +129,10 @@ export async function ensurePythonVenv(dir: string = VENV_DIR, env: NodeJS.Proce
     // What is built is what the marker names (a change made to the sources during the build makes it again next time).
     const marker = expectedMarker(copy);
     const requirements = [`${copy}[anthropic]`, ...REQUIREMENTS.slice(1)];
-    const options = { cwd: REPO_ROOT, env, encoding: 'utf8' as const, maxBuffer: 16 * 1024 * 1024, timeout: 600_000 };
+    // PIP_RETRIES=0 in the environment, not only --retries 0 on pip's command line: pip builds the package
+    // in an isolated environment whose own pip (installing setuptools) reads only the environment, and
+    // would otherwise retry an unreachable index five times (7 s of waiting per install).
+    const options = { cwd: REPO_ROOT, env: { ...env, PIP_RETRIES: '0' }, encoding: 'utf8' as const, maxBuffer: 16 * 1024 * 1024, timeout: 600_000 };
     const steps: Array<[string, string[]]> = [];
     const shimDir = fs.existsSync(venvPython(dir)) ? null : venvPythonDir();
     if (!fs.existsSync(venvPython(dir))) steps.push([shimDir ? path.join(shimDir, 'python3') : 'python3', ['-m', 'venv', dir]]);
