@@ -68,6 +68,25 @@ describe('secrets: secretlint recommended preset', () => {
   test('ordinary memory text is not flagged', async () => {
     expect(await scanner.scan('# Acme\nplan: enterprise\nprefers e-mail on Mondays; ticket ABC-12345\n')).toEqual([]);
   });
+
+  test('a worker left idle is ended, and the next scan starts another', async () => {
+    const idle = new SecretScanner({ idleMs: 100 });
+    const token = 'token ghp_R3dact3dT0kenV4lue1234567890abcdEFGH';
+    try {
+      expect(idle.running).toBe(false);
+      // Two scans at once, then none: the worker stays for both answers, and is ended only after the last.
+      const both = await Promise.all([idle.scan(token), idle.scan('nothing here')]);
+      expect(both.map((findings) => findings.map((f) => f.rule))).toEqual([['github'], []]);
+      expect(idle.running).toBe(true);
+      for (let waited = 0; idle.running && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(idle.running).toBe(false);
+      expect((await idle.scan(token)).map((f) => f.rule)).toEqual(['github']);
+      expect(idle.running).toBe(true);
+    } finally {
+      await idle.close();
+    }
+    expect(idle.running).toBe(false);
+  });
 });
 
 describe('on write', () => {

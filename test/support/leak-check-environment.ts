@@ -7,6 +7,7 @@
  */
 import type { Circus } from '@jest/types';
 import NodeEnvironment from 'jest-environment-node';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as fs from 'node:fs';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
@@ -35,22 +36,50 @@ async function collectAndSettle(rounds: number): Promise<void> {
 }
 
 /**
- * Where each FileHandle was opened, by descriptor, when MEMGIT_TRACE_HANDLES is set: fs.promises.open
- * is wrapped to keep the caller's stack (a handle is made natively when the open completes, where no
- * hook sees who asked for it).
+ * Every FileHandle the file opened with fs.promises.open (weakly: the collector may still take one, which
+ * the warning above reports), so that its teardown can name those still open; and, when
+ * MEMGIT_TRACE_HANDLES is set, where each was opened (a handle is made natively when the open completes,
+ * where no hook sees who asked for it).
  */
+const openedThisFile: Array<WeakRef<fs.promises.FileHandle>> = [];
 const openedAt = new Map<number, string>();
-if (process.env.MEMGIT_TRACE_HANDLES) {
+{
   const open = fs.promises.open;
-  fs.promises.open = async function tracedOpen(...args: Parameters<typeof open>) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 15;
-    const stack = new Error('opened').stack!.split('\n').slice(2).join('\n');
-    Error.stackTraceLimit = limit;
+  fs.promises.open = async function trackedOpen(...args: Parameters<typeof open>) {
+    let stack: string | undefined;
+    if (process.env.MEMGIT_TRACE_HANDLES) {
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 15;
+      stack = new Error('opened').stack!.split('\n').slice(2).join('\n');
+      Error.stackTraceLimit = limit;
+    }
     const handle = await open(...args);
-    openedAt.set(handle.fd, stack);
+    openedThisFile.push(new WeakRef(handle));
+    if (stack) openedAt.set(handle.fd, stack);
     return handle;
   };
+}
+
+/**
+ * The AsyncLocalStorage instances enabled while a test file ran, disabled when it is torn down. jest-circus
+ * makes one for every test file (in the file's own module registry) and never disables it, and Node 20
+ * keeps every enabled instance in one process-wide list: each async resource made afterwards (every
+ * promise) is given a slot for each of them, so a worker's 50th file paid 50 stores per promise, and any
+ * long-lived resource made during a test (a worker thread's port) kept that file's whole module graph
+ * alive. Workers ended up with 300 MB heaps, where each of this file's forced collections cost about half a
+ * second. (Node 20's `_enable` is where an instance joins the list; without it nothing is tracked.)
+ */
+const storagesOfThisFile: AsyncLocalStorage<unknown>[] = [];
+{
+  type Storage = AsyncLocalStorage<unknown> & { enabled?: boolean };
+  const prototype = AsyncLocalStorage.prototype as unknown as { _enable?: (this: Storage) => void };
+  const enable = prototype._enable;
+  if (typeof enable === 'function') {
+    prototype._enable = function trackedEnable(this: Storage) {
+      if (!this.enabled) storagesOfThisFile.push(this);
+      return enable.call(this);
+    };
+  }
 }
 
 /** Every such warning in this worker process, until a test file takes it as its own. */
@@ -85,10 +114,33 @@ export default class LeakCheckEnvironment extends NodeEnvironment {
     await super.setup();
     await collectAndSettle(1);
     // Collected only now: held by the previous file's modules until it was torn down. This file fails
-    // for it (the last file of a worker has nobody to report it, but its process exits without a warning).
+    // for it (the last file of a worker has nobody to report it, but its process exits without a warning;
+    // a handle still open when a file ends fails that file at its teardown, below).
     const found = pending.splice(0);
     if (found.length > 0) this.inherited = leakError(found, `a test file run before ${this.testPath} in this worker (${previousFile ?? 'unknown'})`);
     previousFile = this.testPath;
+  }
+
+  /**
+   * After the file's last test and hook: a FileHandle it opened that is still open outlives it (only its
+   * modules or a leaked object can hold it) and the file fails for it. Named here, whoever holds it, so
+   * that the check does not wait for a collection in a later file of the same worker (jest replaces a
+   * worker whose heap outgrew workerIdleMemoryLimit, jest.config.js, and that worker runs no later file).
+   */
+  override async teardown(): Promise<void> {
+    for (const storage of storagesOfThisFile.splice(0)) storage.disable();
+    const stillOpen = openedThisFile.splice(0).flatMap((ref) => {
+      const handle = ref.deref();
+      return handle !== undefined && handle.fd !== -1 ? [handle.fd] : [];
+    });
+    await super.teardown();
+    if (stillOpen.length > 0) {
+      throw new Error(
+        `${this.testPath} left ${stillOpen.length} FileHandle(s) open after its last test:\n` +
+          stillOpen.map((fd) => `  descriptor ${fd}${openedAt.has(fd) ? `, opened\n${openedAt.get(fd)}` : ''}`).join('\n') +
+          '\nClose every FileHandle in a finally (MEMGIT_TRACE_HANDLES=1 shows where each was opened).',
+      );
+    }
   }
 
   async handleTestEvent(event: Circus.Event, state: Circus.State): Promise<void> {

@@ -42,12 +42,28 @@ const WORKER_SOURCE = `
 })();
 `;
 
+/**
+ * How long a worker with nothing to scan is kept before it is ended (the next scan starts another, which
+ * loads secretlint again: some hundreds of ms of the worker's CPU, off the thread that answers calls). A
+ * process that opened and closed its stores does not keep a thread and secretlint's memory for good.
+ */
+export const SCANNER_IDLE_MS = 30_000;
+
 export class SecretScanner {
   private worker: Worker | null = null;
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (f: SecretFinding[]) => void; reject: (e: Error) => void }>();
+  private idleTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: { idleMs?: number } = {}) {}
+
+  /** Whether a worker is running now (ended after SCANNER_IDLE_MS without a scan). */
+  get running(): boolean {
+    return this.worker !== null;
+  }
 
   scan(text: string): Promise<SecretFinding[]> {
+    this.cancelIdleEnd();
     const worker = this.start();
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
@@ -71,7 +87,10 @@ export class SecretScanner {
     worker.on('message', (message: { id: number; findings?: SecretFinding[]; error?: string }) => {
       const waiter = this.pending.get(message.id);
       this.pending.delete(message.id);
-      if (this.pending.size === 0) worker.unref();
+      if (this.pending.size === 0) {
+        worker.unref();
+        this.endWhenIdle(worker);
+      }
       if (!waiter) return;
       if (message.error !== undefined) waiter.reject(new Error(`secret scan failed: ${message.error}`));
       else waiter.resolve(message.findings ?? []);
@@ -86,7 +105,23 @@ export class SecretScanner {
     return worker;
   }
 
+  private endWhenIdle(worker: Worker): void {
+    this.cancelIdleEnd();
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.worker !== worker || this.pending.size > 0) return;
+      this.worker = null;
+      worker.terminate().catch(() => undefined); // ending an idle worker cannot fail a scan
+    }, this.options.idleMs ?? SCANNER_IDLE_MS).unref();
+  }
+
+  private cancelIdleEnd(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+  }
+
   async close(): Promise<void> {
+    this.cancelIdleEnd();
     const worker = this.worker;
     this.worker = null;
     if (worker) await worker.terminate();
