@@ -18,8 +18,11 @@ const LEAK_WARNING = /^Closing file descriptor \d+ on garbage collection/;
 v8.setFlagsFromString('--expose-gc');
 const collectGarbage = vm.runInNewContext('gc') as () => void;
 
-/** Collections at the end of a file: the first leaves a handle the last test's async context still held. */
-const ROUNDS_AT_END = 2;
+/**
+ * Collections at the end of a file. One: it leaves a handle the last test's async context still held, but
+ * that handle is still open at the file's teardown, which names it (below).
+ */
+const ROUNDS_AT_END = 1;
 
 const nextImmediate = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -112,10 +115,9 @@ export default class LeakCheckEnvironment extends NodeEnvironment {
 
   override async setup(): Promise<void> {
     await super.setup();
-    await collectAndSettle(1);
-    // Collected only now: held by the previous file's modules until it was torn down. This file fails
-    // for it (the last file of a worker has nobody to report it, but its process exits without a warning;
-    // a handle still open when a file ends fails that file at its teardown, below).
+    // Reported since the previous file's teardown, by a collection of the collector's own choosing: this
+    // file fails for it. (A handle still open when a file ends fails that file at its teardown, below, so no
+    // collection is forced here for what the previous file's modules held.)
     const found = pending.splice(0);
     if (found.length > 0) this.inherited = leakError(found, `a test file run before ${this.testPath} in this worker (${previousFile ?? 'unknown'})`);
     previousFile = this.testPath;
@@ -141,6 +143,9 @@ export default class LeakCheckEnvironment extends NodeEnvironment {
           '\nClose every FileHandle in a finally (MEMGIT_TRACE_HANDLES=1 shows where each was opened).',
       );
     }
+    // Collected since its end-of-file collection (this file's, and no later file may run in this worker).
+    const found = pending.splice(0);
+    if (found.length > 0) throw leakError(found, this.testPath);
   }
 
   async handleTestEvent(event: Circus.Event, state: Circus.State): Promise<void> {
