@@ -4,7 +4,10 @@
  * IBANs that ibantools accepts and card numbers that pass the Luhn check, never look-alikes; what is kept
  * is masked; and the agent's result is the same whether a store flags or not.
  */
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { MemoryStore } from '../../src/store/memory-store';
 import { findPersonalData, luhn, mask } from '../../src/store/flags/personal-data';
 import { SecretScanner } from '../../src/store/flags/secret-scanner';
@@ -124,5 +127,32 @@ describe('on write', () => {
       { call: 'toolu_p2', findings: [['secret', 'github', 1, 'ghp************GH (40 chars)']] },
     ]);
     expect(JSON.stringify(personal.flagged)).not.toMatch(/4111 1111|dana@|R3dact3d/);
+  });
+
+  test('a history scanned without findings is not scanned again by the next process that opens the store', async () => {
+    const dir = makeTempDir('memgit-flags-rescan-');
+    dirs.push(dir);
+    let store = await MemoryStore.open(dir, QUIET);
+    await store.execute({ type: 'tool_use', id: 'toolu_clean', name: 'memory', input: calls[0] }, { session: 'sess_p' });
+    await store.flags.catchUp(store.history);
+    await store.close();
+    expect(fs.existsSync(path.join(dir, '.git', 'memgit', 'flags-v1.jsonl'))).toBe(false); // nothing flagged
+    // A secret written by a process that does not flag.
+    store = await MemoryStore.open(dir, { ...QUIET, flags: false });
+    await store.execute({ type: 'tool_use', id: 'toolu_secret', name: 'memory', input: calls[2] }, { session: 'sess_p' });
+    await store.close();
+    // The next flagging process scans what came after the last scanned commit, and nothing before it.
+    const scans = jest.spyOn(SecretScanner.prototype, 'scan');
+    try {
+      store = await MemoryStore.open(dir, QUIET);
+      await store.flags.catchUp(store.history);
+      expect(store.flags.all().map((f) => f.toolUseId)).toEqual(['toolu_secret']);
+      expect(scans.mock.calls.map(([text]) => text)).toEqual([calls[2].file_text!.trimEnd()]);
+      await store.close();
+    } finally {
+      scans.mockRestore();
+    }
+    const head = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    expect(JSON.parse(fs.readFileSync(path.join(dir, '.git', 'memgit', 'flags-state-v1.json'), 'utf8')).through).toBe(head);
   });
 });

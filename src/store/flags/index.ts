@@ -73,15 +73,23 @@ export class FlagIndex {
   private load(): void {
     if (this.loaded) return;
     this.loaded = true;
+    let lines: string[] = [];
     try {
-      for (const line of fs.readFileSync(this.file, 'utf8').split('\n')) {
-        if (!line) continue;
-        try {
-          this.add(JSON.parse(line) as FlagRecord);
-        } catch {
-          // a torn last line: that commit is scanned again
-        }
+      lines = fs.readFileSync(this.file, 'utf8').split('\n');
+    } catch {
+      // nothing flagged yet
+    }
+    for (const line of lines) {
+      if (!line) continue;
+      try {
+        this.add(JSON.parse(line) as FlagRecord);
+      } catch {
+        // a torn last line: that commit is scanned again
       }
+    }
+    // Read whether or not anything was flagged: a history without findings is scanned once, not by every
+    // process that opens the store.
+    try {
       this.through = (JSON.parse(fs.readFileSync(this.stateFile, 'utf8')) as { through: string | null }).through;
     } catch {
       // nothing scanned yet
