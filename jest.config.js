@@ -57,10 +57,10 @@ module.exports = {
   // three workers keep the 2 cores busy: the whole suite took 477 s with three against 570 s with two.
   maxWorkers: 3,
   // A worker is replaced once a file leaves its heap above this. jest keeps something of every file a worker
-  // ran (each file loads its own copy of the store, the web stack and their dependencies), and the leak
-  // check's forced collections (test/support/leak-check-environment.ts) cost in proportion to the heap: a
-  // worker's heap reached 300 MB and its collections half a second a file, 173 s of the suite's CPU in all.
-  // Measured on the whole suite: jest 520 s without a limit, 415 s at 150 MB, and no better at 100 MB.
+  // ran (each file loads its own copy of the store, the web stack and their dependencies): a worker's heap
+  // reached 300 MB, where every collection costs in proportion. Measured on the whole suite (when the leak
+  // check still forced three collections a file): jest 520 s without a limit, 415 s at 150 MB, and no
+  // better at 100 MB.
   workerIdleMemoryLimit: '150MB',
   // The longest files first, from measured durations when jest has no cache (test/support/sequencer.js).
   testSequencer: '<rootDir>/test/support/sequencer.js',

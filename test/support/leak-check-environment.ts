@@ -1,42 +1,22 @@
 /**
  * The test environment of every test file (jest.config.js): node's, plus a check that the file left no
  * FileHandle open. Node closes a FileHandle that is garbage collected while open and warns "Closing file
- * descriptor N on garbage collection": in a long-running server that is a descriptor leak. Warnings fire
- * only when the collector runs, so the check forces collections when the file's tests are done and fails
- * the file that leaked, naming the descriptors (and, with MEMGIT_TRACE_HANDLES=1, where they were opened).
+ * descriptor N on garbage collection": in a long-running server that is a descriptor leak. Every handle a
+ * file opens (fs.promises.open) is tracked, and one still open when the file is torn down fails the file,
+ * named by its descriptor (and, with MEMGIT_TRACE_HANDLES=1, where it was opened): open and unreachable, or
+ * held by the file's modules, either way it outlived the file. A warning from a collection (whenever the
+ * collector runs) fails the file that was running, or the next one in the same worker.
+ *
+ * No collection is forced. Until stop 38 the check forced three full collections a file to make the
+ * warnings fire, and a worker's heap made them cost 173 s of the suite's CPU; tracking the handles finds
+ * every leak they found, at the file that leaked, without them.
  */
 import type { Circus } from '@jest/types';
 import NodeEnvironment from 'jest-environment-node';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import * as fs from 'node:fs';
-import * as v8 from 'node:v8';
-import * as vm from 'node:vm';
 
 const LEAK_WARNING = /^Closing file descriptor \d+ on garbage collection/;
-
-/** The collector, without --expose-gc on the command line: a context made after the flag is set has `gc`. */
-v8.setFlagsFromString('--expose-gc');
-const collectGarbage = vm.runInNewContext('gc') as () => void;
-
-/**
- * Collections at the end of a file. One: it leaves a handle the last test's async context still held, but
- * that handle is still open at the file's teardown, which names it (below).
- */
-const ROUNDS_AT_END = 1;
-
-const nextImmediate = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * Collect `rounds` times: node reports a collected FileHandle from an immediate callback, through
- * process.emitWarning (itself on the next tick), so each collection is followed by a few turns.
- */
-async function collectAndSettle(rounds: number): Promise<void> {
-  for (let round = 0; round < rounds; round++) {
-    collectGarbage();
-    for (let turn = 0; turn < 3; turn++) await nextImmediate();
-  }
-  await new Promise<void>((resolve) => setTimeout(resolve, 20));
-}
 
 /**
  * Every FileHandle the file opened with fs.promises.open (weakly: the collector may still take one, which
@@ -115,19 +95,18 @@ export default class LeakCheckEnvironment extends NodeEnvironment {
 
   override async setup(): Promise<void> {
     await super.setup();
-    // Reported since the previous file's teardown, by a collection of the collector's own choosing: this
-    // file fails for it. (A handle still open when a file ends fails that file at its teardown, below, so no
-    // collection is forced here for what the previous file's modules held.)
+    // Reported since the previous file's teardown, by a collection of the collector's own choosing (a
+    // handle the previous file never tracked): this file fails for it.
     const found = pending.splice(0);
     if (found.length > 0) this.inherited = leakError(found, `a test file run before ${this.testPath} in this worker (${previousFile ?? 'unknown'})`);
     previousFile = this.testPath;
   }
 
   /**
-   * After the file's last test and hook: a FileHandle it opened that is still open outlives it (only its
-   * modules or a leaked object can hold it) and the file fails for it. Named here, whoever holds it, so
-   * that the check does not wait for a collection in a later file of the same worker (jest replaces a
-   * worker whose heap outgrew workerIdleMemoryLimit, jest.config.js, and that worker runs no later file).
+   * After the file's last test and hook: a FileHandle it opened that is still open outlives it (unreachable,
+   * or held by its modules or a leaked object) and the file fails for it, whoever holds it. Named here, at
+   * the file that leaked, not after a collection in a later file of the same worker: jest replaces a worker
+   * whose heap outgrew workerIdleMemoryLimit (jest.config.js), and that worker runs no later file.
    */
   override async teardown(): Promise<void> {
     for (const storage of storagesOfThisFile.splice(0)) storage.disable();
@@ -143,7 +122,7 @@ export default class LeakCheckEnvironment extends NodeEnvironment {
           '\nClose every FileHandle in a finally (MEMGIT_TRACE_HANDLES=1 shows where each was opened).',
       );
     }
-    // Collected since its end-of-file collection (this file's, and no later file may run in this worker).
+    // Collected since its last test (this file's, and no later file may run in this worker).
     const found = pending.splice(0);
     if (found.length > 0) throw leakError(found, this.testPath);
   }
@@ -151,7 +130,6 @@ export default class LeakCheckEnvironment extends NodeEnvironment {
   async handleTestEvent(event: Circus.Event, state: Circus.State): Promise<void> {
     if (event.name !== 'run_finish') return;
     if (this.inherited) state.unhandledErrors.push(this.inherited);
-    await collectAndSettle(ROUNDS_AT_END);
     const found = pending.splice(0);
     if (found.length > 0) state.unhandledErrors.push(leakError(found, this.testPath));
   }
