@@ -76,6 +76,18 @@ describe('CompactPackOffsets', () => {
   });
 });
 
+/** A store of `calls` mixed calls (and what `more` writes after them), packed by the git CLI: its folder. */
+async function gitPackedStore(calls: number, repackArgs: string[] = [], more?: (store: MemoryStore) => Promise<void>): Promise<string> {
+  const dir = tempDir();
+  const store = await MemoryStore.open(dir, QUIET);
+  await mixedWorkload(store, calls);
+  await more?.(store);
+  await store.close();
+  runGit(dir, ['repack', '-a', '-d', ...repackArgs, '-q']);
+  runGit(dir, ['prune-packed']);
+  return dir;
+}
+
 /** What the pack indexes isomorphic-git loaded through `cache` hold, as it holds them. */
 async function loadedPackIndexes(cache: object): Promise<Array<{ offsets: unknown; pack?: unknown; hashes?: unknown }>> {
   const found = [];
@@ -87,12 +99,7 @@ async function loadedPackIndexes(cache: object): Promise<Array<{ offsets: unknow
 }
 
 test('a store packed by git with deep delta chains reads back object for object, its pack read by position and never whole', async () => {
-  const dir = tempDir();
-  const store = await MemoryStore.open(dir, QUIET);
-  await mixedWorkload(store, 120);
-  await store.close();
-  runGit(dir, ['repack', '-a', '-d', '-f', '--depth=50', '--window=250', '-q']);
-  runGit(dir, ['prune-packed']);
+  const dir = await gitPackedStore(120, ['-f', '--depth=50', '--window=250']);
   const packDir = path.join(dir, '.git', 'objects', 'pack');
   const packFile = path.join(packDir, fs.readdirSync(packDir).find((f) => f.endsWith('.pack'))!);
   const objects = gitObjects(dir);
@@ -142,18 +149,14 @@ test('a store packed by git with deep delta chains reads back object for object,
 });
 
 test('a pack replaced by another process (gc) after it was loaded: the next read finds the new pack', async () => {
-  const dir = tempDir();
-  const writer = await MemoryStore.open(dir, QUIET);
-  await mixedWorkload(writer, 40);
   // Files that do not compress, so that the pack spans many of the windows it is read through.
-  const random = mulberry32(7);
-  for (let i = 0; i < 8; i++) {
-    const text = Array.from({ length: 20_000 }, () => Math.floor(random() * 2 ** 52).toString(36)).join(' ');
-    await writer.execute(toolUse(`toolu_large_${i}`, { command: 'create', path: `/memories/large-${i}.md`, file_text: text }), { session: 's' });
-  }
-  await writer.close();
-  runGit(dir, ['repack', '-a', '-d', '-q']);
-  runGit(dir, ['prune-packed']);
+  const dir = await gitPackedStore(40, [], async (writer) => {
+    const random = mulberry32(7);
+    for (let i = 0; i < 8; i++) {
+      const text = Array.from({ length: 20_000 }, () => Math.floor(random() * 2 ** 52).toString(36)).join(' ');
+      await writer.execute(toolUse(`toolu_large_${i}`, { command: 'create', path: `/memories/large-${i}.md`, file_text: text }), { session: 's' });
+    }
+  });
   const blobs = gitObjects(dir).filter((o) => o.type === 'blob');
   const gitdir = path.join(dir, '.git');
   const packDir = path.join(gitdir, 'objects', 'pack');
@@ -183,12 +186,7 @@ test('a pack replaced by another process (gc) after it was loaded: the next read
 });
 
 test('a read of the pack that fails while its checksum is checked fails that read only: the next one checks again', async () => {
-  const dir = tempDir();
-  const writer = await MemoryStore.open(dir, QUIET);
-  await mixedWorkload(writer, 30);
-  await writer.close();
-  runGit(dir, ['repack', '-a', '-d', '-q']);
-  runGit(dir, ['prune-packed']);
+  const dir = await gitPackedStore(30);
   const blobs = gitObjects(dir).filter((o) => o.type === 'blob');
   const store = await MemoryStore.open(dir, QUIET);
   const gitdir = path.join(dir, '.git');
