@@ -7,9 +7,9 @@
  * held by the file's modules, either way it outlived the file. A warning from a collection (whenever the
  * collector runs) fails the file that was running, or the next one in the same worker.
  *
- * No collection is forced. Until stop 38 the check forced three full collections a file to make the
- * warnings fire, and a worker's heap made them cost 173 s of the suite's CPU; tracking the handles finds
- * every leak they found, at the file that leaked, without them.
+ * No collection is forced: the check once forced three full collections a file to make the warnings fire,
+ * and workers' heaps made them cost 173 s of the suite's CPU; tracking the handles finds every leak they
+ * found, at the file that leaked, without them.
  */
 import type { Circus } from '@jest/types';
 import NodeEnvironment from 'jest-environment-node';
@@ -49,8 +49,8 @@ const openedAt = new Map<number, string>();
  * keeps every enabled instance in one process-wide list: each async resource made afterwards (every
  * promise) is given a slot for each of them, so a worker's 50th file paid 50 stores per promise, and any
  * long-lived resource made during a test (a worker thread's port) kept that file's whole module graph
- * alive. Workers ended up with 300 MB heaps, where each of this file's forced collections cost about half a
- * second. (Node 20's `_enable` is where an instance joins the list; without it nothing is tracked.)
+ * alive. Workers ended up with 300 MB heaps, where every collection costs in proportion. (Node 20's `_enable`
+ * is where an instance joins the list; without it nothing is tracked.)
  */
 const storagesOfThisFile: AsyncLocalStorage<unknown>[] = [];
 {
@@ -76,9 +76,10 @@ process.on('warning', (warning: Error) => {
 /** The test file this worker ran last: a handle its modules held is collected only after it ended. */
 let previousFile: string | null = null;
 
-function leakError(found: string[], what: string): Error {
+/** `found`: one line (or more, with where it was opened) per handle; `when`: how they were found. */
+function leakError(found: string[], what: string, when = '; node closed them on garbage collection'): Error {
   return new Error(
-    `${what} left ${found.length} FileHandle(s) open; node closed them on garbage collection:\n` +
+    `${what} left ${found.length} FileHandle(s) open${when}:\n` +
       found.map((message) => `  ${message}`).join('\n') +
       '\nClose every FileHandle in a finally (MEMGIT_TRACE_HANDLES=1 shows where each was opened).',
   );
@@ -116,11 +117,8 @@ export default class LeakCheckEnvironment extends NodeEnvironment {
     });
     await super.teardown();
     if (stillOpen.length > 0) {
-      throw new Error(
-        `${this.testPath} left ${stillOpen.length} FileHandle(s) open after its last test:\n` +
-          stillOpen.map((fd) => `  descriptor ${fd}${openedAt.has(fd) ? `, opened\n${openedAt.get(fd)}` : ''}`).join('\n') +
-          '\nClose every FileHandle in a finally (MEMGIT_TRACE_HANDLES=1 shows where each was opened).',
-      );
+      const handles = stillOpen.map((fd) => `descriptor ${fd}${openedAt.has(fd) ? `, opened\n${openedAt.get(fd)}` : ''}`);
+      throw leakError(handles, this.testPath, ' after its last test');
     }
     // Collected since its last test (this file's, and no later file may run in this worker).
     const found = pending.splice(0);
