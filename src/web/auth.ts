@@ -3,8 +3,11 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import cookieParser from 'cookie-parser';
 import { doubleCsrf } from 'csrf-csrf';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type * as RateLimiting from 'rate-limiter-flexible';
 import { tokenProblem } from '../operator/token';
+
+// From its own file: the package's index loads every backend it supports (Redis, Mongo, SQL, Etcd, …).
+const RateLimiterMemory = require('rate-limiter-flexible/lib/RateLimiterMemory') as typeof RateLimiting.RateLimiterMemory;
 
 /**
  * Operator login and the request checks of every state-changing route:
