@@ -161,6 +161,13 @@ export async function runFleetDrill(options: FleetDrillOptions): Promise<FleetDr
     let haproxyErr = '';
     haproxy = spawn(HAPROXY, ['-f', HAPROXY_CFG, '-db'], { env: haproxyEnv, stdio: ['ignore', 'ignore', 'pipe'] });
     haproxy.stderr!.setEncoding('utf8').on('data', (chunk: string) => (haproxyErr = (haproxyErr + chunk).slice(-10_000)));
+    // A HAProxy that cannot be started (not installed) is reported below, and the nodes started above are
+    // stopped by the finally: an 'error' event nobody listens to would end the drill's process at once and
+    // leave them running.
+    haproxy.once('error', (error: NodeJS.ErrnoException) => {
+      const hint = error.code === 'ENOENT' ? ' (install HAProxy, or name its binary with MEMGIT_HAPROXY)' : '';
+      haproxyErr += `${HAPROXY} could not be started: ${error.message}${hint}`;
+    });
     const front = `http://${bind}`;
     for (let i = 0; ; i++) {
       const ok = await fetch(`${front}/healthz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);

@@ -70,3 +70,29 @@ it('npm run drill:fleet -- --json --keep DIR prints one JSON line and leaves the
     expect(subject.stdout.trim()).toBe(ack.tool_use_id);
   }
 }, 120_000);
+
+/** Processes of this machine whose command line names `dir` (the drill's nodes run with --root DIR/nodeN). */
+function processesNaming(dir: string): number[] {
+  return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir) ? [Number(pid)] : [];
+    } catch {
+      return []; // ended meanwhile
+    }
+  });
+}
+
+it('without HAProxy the drill says so, exits 1 and leaves none of its nodes running', () => {
+  const keep = path.join(base, 'no-haproxy');
+  const run = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist', 'bench', 'fleet-drill.js'), '--json', '--keep', keep, '--stores', '2', '--clients', '1', '--seconds', '3'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, MEMGIT_HAPROXY: path.join(base, 'no-such-haproxy') },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const left = processesNaming(keep);
+  for (const pid of left) process.kill(pid, 'SIGKILL'); // so that a failure here leaves nothing behind either
+  expect({ exit: run.status, left }).toEqual({ exit: 1, left: [] });
+  expect(run.stderr).toContain(`HAProxy did not come up: ${path.join(base, 'no-such-haproxy')} could not be started: spawn ${path.join(base, 'no-such-haproxy')} ENOENT (install HAProxy, or name its binary with MEMGIT_HAPROXY)`);
+  expect(run.stdout).toBe('');
+}, 90_000);
